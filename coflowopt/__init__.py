@@ -1,5 +1,18 @@
-"""coflowopt: coflow scheduling research toolkit."""
+"""coflowopt: a research toolkit for coflow scheduling.
 
+The data flow: a workload (trace or generator) gives an :class:`Instance`; an algorithm gives a
+:class:`Schedule`; :func:`validate` checks it and returns a :class:`ValidSchedule`, the only
+input the metrics accept.
+"""
+
+from coflowopt import bounds, metrics, schedulers, workloads
+from coflowopt.interchange import (
+    InterchangeError,
+    load_instance,
+    load_schedule,
+    save_instance,
+    save_schedule,
+)
 from coflowopt.model import (
     CoflowSpec,
     Fabric,
@@ -9,14 +22,42 @@ from coflowopt.model import (
     build_instance,
     from_networkx,
 )
+from coflowopt.schedule import Schedule, ScheduleError
+from coflowopt.validate import (
+    InfeasibleSchedule,
+    Tolerance,
+    ValidSchedule,
+    Violation,
+    check,
+    check_all,
+    validate,
+)
 
 __all__ = [
     "CoflowSpec",
     "Fabric",
+    "InfeasibleSchedule",
     "Instance",
     "InstanceError",
+    "InterchangeError",
     "JobSpec",
+    "Schedule",
+    "ScheduleError",
+    "Tolerance",
+    "ValidSchedule",
+    "Violation",
+    "bounds",
     "build_instance",
+    "check",
+    "check_all",
     "from_networkx",
+    "load_instance",
+    "load_schedule",
+    "metrics",
+    "save_instance",
+    "save_schedule",
+    "schedulers",
+    "validate",
+    "workloads",
 ]
 __version__ = "0.1.0"

@@ -505,7 +505,8 @@ class Instance:
             out[nz] = np.maximum.reduceat(mat.data, mat.indptr[:-1][nz])
         return out
 
-    def _bottleneck(self, loads: tuple[sp.csr_matrix, sp.csr_matrix], normalize: bool) -> np.ndarray:
+    def _bottleneck(self, loads: tuple[sp.csr_matrix, sp.csr_matrix],
+                    normalize: bool) -> np.ndarray:
         li, lo = loads
         if normalize and not self.fabric.is_uniform:
             li = sp.csr_matrix(li.multiply(1.0 / self.fabric.capacity_in[None, :]))
@@ -845,7 +846,7 @@ def from_networkx(
         time_unit = graphs[0].graph.get("time_unit", "unit") if graphs else "unit"
     jobs: list[JobSpec] = []
     for gi, g in enumerate(graphs):
-        if "jobs" in g.graph and g.graph["jobs"]:
+        if g.graph.get("jobs"):
             parts = [(jid, info, [n for n, d in g.nodes(data=True) if d.get("job") == jid])
                      for jid, info in g.graph["jobs"].items()]
         else:
