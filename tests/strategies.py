@@ -1,0 +1,65 @@
+"""Hypothesis strategies and tiny named reference instances shared by the tests."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from coflowopt import CoflowSpec, Instance, JobSpec, build_instance
+
+
+@st.composite
+def instances(draw: st.DrawFn, *, max_ports: int = 4, max_coflows: int = 5,
+              max_flows: int = 4, releases: bool = True, dags: bool = True,
+              integer: bool = False) -> Instance:
+    """Small random instances: a few jobs, each a random DAG of coflows."""
+    m = draw(st.integers(1, max_ports))
+    n_jobs = draw(st.integers(1, max_coflows))
+    jobs = []
+    budget = max_coflows
+    for _ in range(n_jobs):
+        if budget == 0:
+            break
+        k = draw(st.integers(1, min(3, budget) if dags else 1))
+        budget -= k
+        coflows = []
+        for _ in range(k):
+            nf = draw(st.integers(1, max_flows))
+            vols = (st.integers(1, 6).map(float) if integer
+                    else st.floats(0.05, 5.0, allow_nan=False, allow_infinity=False))
+            flows = [(draw(st.integers(0, m - 1)), draw(st.integers(0, m - 1)), draw(vols))
+                     for _ in range(nf)]
+            rel = draw(st.sampled_from([0.0, 0.0, 0.5, 1.0, 2.5])) if releases else 0.0
+            coflows.append(CoflowSpec(flows, release=rel,
+                                      weight=draw(st.sampled_from([1.0, 0.5, 2.0, 3.0]))))
+        edges = []
+        if dags:
+            for a in range(k):
+                for b in range(a + 1, k):
+                    if draw(st.booleans()):
+                        edges.append((a, b))
+        jrel = draw(st.sampled_from([0.0, 0.0, 1.0])) if releases else 0.0
+        jobs.append(JobSpec(coflows, edges, release=jrel,
+                            weight=draw(st.sampled_from([1.0, 2.0]))))
+    return build_instance(m, jobs=jobs)
+
+
+def example2() -> Instance:
+    """dag-coflows spec Example 2: two jobs on m = 3 (J1 fan-in tree, J2 chain released at 1)."""
+    j1 = JobSpec([CoflowSpec(np.array([[2, 0, 0], [0, 1, 0], [0, 0, 0]]), id="c1"),
+                  CoflowSpec(np.array([[0, 0, 0], [0, 0, 3], [0, 0, 0]]), id="c2"),
+                  CoflowSpec(np.array([[1, 1, 0], [0, 0, 0], [0, 0, 1]]), id="c3")],
+                 [(0, 2), (1, 2)], id="J1", weight=2.0)
+    j2 = JobSpec([CoflowSpec(np.array([[0, 0, 0], [2, 0, 0], [0, 0, 0]]), id="c4"),
+                  CoflowSpec(np.array([[0, 0, 1], [0, 0, 0], [0, 2, 0]]), id="c5")],
+                 [(0, 1)], id="J2", weight=1.0, release=1.0)
+    return build_instance(3, jobs=[j1, j2])
+
+
+def example_e1() -> Instance:
+    """single-stage spec E1: three coflows on three unit ports (servers S1..S3 as 0..2)."""
+    return build_instance(3, coflows=[
+        CoflowSpec([(0, 1, 2.0), (1, 2, 2.0)], id="C1"),
+        CoflowSpec([(0, 1, 4.0)], id="C2"),
+        CoflowSpec([(1, 2, 3.0)], id="C3"),
+    ])

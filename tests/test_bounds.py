@@ -1,0 +1,54 @@
+"""Lower bounds: the spec's worked example, brute force, and never above a valid schedule."""
+
+import itertools
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import example2, instances
+
+from coflowopt import Instance, build_instance, validate
+from coflowopt import bounds as B
+from coflowopt import metrics as M
+from coflowopt.schedulers import sequential
+
+
+def test_example2_bounds() -> None:
+    # dag-coflows spec Example 2: sum_j w_j (rho_j + max(T_j, Delta_j)) = 15, makespan bound 6
+    inst = example2()
+    assert B.job_completion_bound(inst).tolist() == [5.0, 5.0]
+    assert B.weighted_jct_bound(inst) == 15.0
+    assert B.makespan_bound(inst) == 6.0
+
+
+def test_smith_hand_worked() -> None:
+    # one port, sizes 1, 2, 3 with weights 1, 1, 6: WSPT order 3 (ratio .5), 1, 2 ->
+    # completions 3, 4, 6 -> 6*3 + 1*4 + 1*6 = 28
+    inst = build_instance(1, coflows=[[(0, 0, 1.0)], [(0, 0, 2.0)], [(0, 0, 3.0)]])
+    w = np.array([1.0, 1.0, 6.0])
+    assert B.smith_port_bound(inst, w) == 28.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 5), st.integers(1, 4)), min_size=1, max_size=5))
+def test_smith_equals_brute_force_on_one_port(jobs: list[tuple[int, int]]) -> None:
+    # a single port with no releases is 1||sum w C: the best sequential order is optimal
+    inst = build_instance(1, coflows=[[(0, 0, float(p))] for p, _ in jobs])
+    w = np.array([float(x) for _, x in jobs])
+    best = min(
+        float(np.dot(w, validate(inst, sequential(inst, order=list(order))).coflow_completion))
+        for order in itertools.permutations(range(len(jobs)))
+    )
+    assert abs(B.smith_port_bound(inst, w) - best) < 1e-9
+
+
+@settings(max_examples=80, deadline=None)
+@given(instances())
+def test_bounds_below_a_valid_schedule(inst: Instance) -> None:
+    v = validate(inst, sequential(inst))
+    lb = B.lower_bounds(inst)
+    assert lb["weighted_completion"] <= M.weighted_completion(v) + 1e-9
+    assert lb["sum_cct"] <= M.cct(v).sum() + 1e-9
+    assert lb["weighted_jct"] <= M.weighted_jct(v) + 1e-9
+    assert lb["makespan"] <= v.coflow_completion.max() + 1e-9
+    assert np.all(B.coflow_completion_bound(inst) <= v.coflow_completion + 1e-9)

@@ -1,0 +1,243 @@
+"""The validator: every kind of violation, located exactly; and a brute-force twin."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import example2, instances
+
+from coflowopt import (
+    CoflowSpec,
+    InfeasibleSchedule,
+    Instance,
+    JobSpec,
+    Schedule,
+    Tolerance,
+    build_instance,
+    check,
+    check_all,
+    validate,
+)
+from coflowopt.schedulers import sequential
+
+TWO = build_instance(2, coflows=[CoflowSpec([(0, 0, 2.0), (0, 1, 2.0)], id="A"),
+                                 CoflowSpec([(1, 1, 3.0)], id="B", release=1.0)])
+
+
+def test_valid_hand_schedule() -> None:
+    # f0 then f1 on ingress 0; f2 (B) from its release at 1 on ingress 1 / egress 1
+    s = Schedule.from_intervals([0, 1, 2, 4], [
+        ({0: 1.0}), ({0: 1.0, 2: 0.5}), ({1: 1.0, 2: 0.5}),
+    ])
+    # egress 1 in interval 2 carries f1 (1.0) + f2 (0.5) > 1: infeasible as written
+    v = check(TWO, s)
+    assert (v.kind, v.interval, v.port) == ("capacity", 2, "out 1")
+    assert v.amount == pytest.approx(0.5)
+    ok = Schedule.from_intervals([0, 1, 3, 5, 7], [
+        {0: 1.0}, {0: 0.5, 2: 1.0}, {1: 1.0}, {2: 0.5},
+    ])
+    # f0: 1 + 1 = 2; f2: 2 + 1 = 3; f1: 2
+    res = validate(TWO, ok)
+    assert res.flow_completion.tolist() == [3.0, 5.0, 7.0]
+    assert res.coflow_completion.tolist() == [5.0, 7.0]
+
+
+def test_capacity_violation_located() -> None:
+    s = Schedule.from_intervals([0, 2, 5], [{0: 1.0, 1: 1.0}, {2: 1.0}])
+    v = check(TWO, s)
+    assert (v.kind, v.interval, v.port, v.amount) == ("capacity", 0, "in 0", 1.0)
+    assert "port in 0 carries 2 > capacity 1" in v.message
+
+
+def test_volume_short_located() -> None:
+    s = Schedule.from_intervals([0, 2, 3, 6], [{0: 1.0}, {1: 1.0}, {2: 1.0}])
+    v = check(TWO, s)
+    assert (v.kind, v.flow, v.coflow, v.amount) == ("volume", 1, 0, 1.0)
+
+
+def test_overserved_located() -> None:
+    s = Schedule.from_intervals([0, 2, 4, 8], [{0: 1.0}, {1: 1.0}, {2: 1.0}])
+    v = check(TWO, s)
+    assert (v.kind, v.flow, v.amount) == ("overserved", 2, 1.0)
+
+
+def test_release_violation_located() -> None:
+    s = Schedule.from_intervals([0, 0.5, 2, 4, 5.5], [{0: 1.0}, {0: 1.0, 2: 1.0}, {1: 1.0},
+                                                      {2: 1.0}])
+    v = check(TWO, s)
+    assert (v.kind, v.flow, v.coflow, v.time) == ("release", 2, 1, 0.5)
+    assert v.amount == pytest.approx(0.5)
+
+
+def test_negative_rate_located() -> None:
+    s = Schedule.from_intervals([0, 2, 4, 7, 8], [{0: 1.0}, {1: 1.0}, {2: 1.0}, {2: -0.5}])
+    v = check(TWO, s)
+    assert (v.kind, v.interval, v.flow, v.amount) == ("negative_rate", 3, 2, 0.5)
+
+
+def test_precedence_violation_located() -> None:
+    chain = build_instance(2, jobs=[JobSpec([CoflowSpec([(0, 0, 2.0)], id="a"),
+                                             CoflowSpec([(1, 1, 1.0)], id="b")], [(0, 1)])])
+    s = Schedule.from_intervals([0, 1, 2], [{0: 1.0, 1: 1.0}, {0: 1.0}])
+    v = check(chain, s)
+    assert (v.kind, v.coflow, v.flow, v.time, v.amount) == ("precedence", 1, 1, 0.0, 2.0)
+    assert "before its Starts-After predecessor 'a'" in v.message
+    fine = Schedule.from_intervals([0, 2, 3], [{0: 1.0}, {1: 1.0}])
+    assert validate(chain, fine).coflow_completion.tolist() == [2.0, 3.0]
+
+
+def test_finishes_before_violation() -> None:
+    inst = build_instance(2, jobs=[JobSpec([CoflowSpec([(0, 0, 2.0)], id="a"),
+                                            CoflowSpec([(1, 1, 1.0)], id="b")],
+                                           finishes_before=[(0, 1)])])
+    both = Schedule.from_intervals([0, 1, 2], [{0: 1.0, 1: 1.0}, {0: 1.0}])
+    v = check(inst, both)
+    assert (v.kind, v.coflow) == ("finishes_before", 1)
+    ok = Schedule.from_intervals([0, 2], [{0: 1.0, 1: 0.5}])
+    validate(inst, ok)
+
+
+def test_malformed() -> None:
+    out_of_range = Schedule.from_intervals([0, 1], [{9: 1.0}])
+    assert check(TWO, out_of_range).kind == "malformed"
+    twice = Schedule.from_segments([0, 2, 4], [0, 0], [1.0, 0.5], [0, 1], [2, 2])
+    v = check(TWO, twice)
+    assert (v.kind, v.flow, v.interval) == ("malformed", 0, 1)
+
+
+def test_validate_raises_with_first_violation() -> None:
+    s = Schedule.from_intervals([0, 2, 5], [{0: 1.0, 1: 1.0}, {2: 1.0}])
+    with pytest.raises(InfeasibleSchedule) as exc:
+        validate(TWO, s)
+    assert exc.value.violation.kind == "capacity"
+    assert [x.kind for x in exc.value.violations][:1] == ["capacity"]
+
+
+def test_tolerance_is_explicit() -> None:
+    s = Schedule.from_intervals([0, 2, 4, 7], [{0: 1.0 + 1e-7}, {1: 1.0}, {2: 1.0}])
+    # 2e-7 too much volume, 1e-7 over capacity: inside the default relative 1e-6
+    validate(TWO, s)
+    strict = Tolerance(capacity_rtol=1e-9, volume_rtol=1e-9)
+    assert check(TWO, s, strict).kind == "capacity"
+
+
+def test_empty_coflow_and_zero_volume() -> None:
+    inst = build_instance(1, jobs=[JobSpec([CoflowSpec([(0, 0, 0.0)], id="z", release=2.0),
+                                            CoflowSpec([(0, 0, 1.0)], id="w")], [(0, 1)])])
+    s = Schedule.from_intervals([0, 2, 3], [{}, {1: 1.0}])
+    res = validate(inst, s)
+    assert res.coflow_completion.tolist() == [2.0, 3.0]
+
+
+# -- properties ----------------------------------------------------------------------------
+
+@settings(max_examples=80, deadline=None)
+@given(instances())
+def test_sequential_is_valid(inst: Instance) -> None:
+    res = validate(inst, sequential(inst))
+    assert np.all(res.coflow_completion >= inst.earliest_completion - 1e-9)
+
+
+def _loads(inst: Instance, s: Schedule) -> np.ndarray:
+    """Brute force: per interval, ingress and egress loads from the per-interval listing."""
+    out = np.zeros((s.n_intervals, 2, inst.ports))
+    for k in range(s.n_intervals):
+        for f, r in zip(*s.interval(k), strict=True):
+            out[k, 0, inst.flow_src[f]] += r
+            out[k, 1, inst.flow_dst[f]] += r
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(instances(releases=False), st.data())
+def test_mutations_are_caught(inst: Instance, data: st.DataObject) -> None:
+    s = sequential(inst)
+    pos = np.flatnonzero(s.rate > 0)
+    if pos.size == 0:
+        return
+    loads = _loads(inst, s)
+    cap = np.stack([inst.fabric.capacity_in, inst.fabric.capacity_out])
+    # overload a saturated port: MADD saturates every coflow's bottleneck port
+    sat = [(k, side, p) for k in range(s.n_intervals) for side in (0, 1)
+           for p in range(inst.ports) if loads[k, side, p] >= cap[side, p] * (1 - 1e-9)]
+    k, side, p = data.draw(st.sampled_from(sat))
+    ports = inst.flow_src if side == 0 else inst.flow_dst
+    seg = int(next(i for i in pos if s.first[i] <= k < s.last[i] and ports[s.flow[i]] == p))
+    rate = s.rate.copy()
+    rate[seg] *= 1.25
+    v = check(inst, Schedule.from_segments(s.breakpoints, s.flow, rate, s.first, s.last))
+    assert v is not None and v.kind == "capacity"
+    first_bad = int(s.first[seg])
+    assert v.interval <= first_bad
+    # drop volume from one segment
+    rate = s.rate.copy()
+    seg = int(data.draw(st.sampled_from(pos.tolist())))
+    rate[seg] *= 0.5
+    v = check(inst, Schedule.from_segments(s.breakpoints, s.flow, rate, s.first, s.last))
+    assert v is not None and (v.kind, v.flow) == ("volume", int(s.flow[seg]))
+    # start a coflow that has predecessors before they finish: move it to time 0
+    if inst.starts_after.size:
+        a, b = (int(x) for x in inst.starts_after[data.draw(
+            st.integers(0, len(inst.starts_after) - 1))])
+        if inst.isolation_time[a] > 0 and inst.isolation_time[b] > 0:
+            move = np.isin(s.flow, inst.flows_of(b))
+            t = np.r_[-inst.isolation_time[b], s.breakpoints]
+            first = np.where(move, 0, s.first + 1)
+            last = np.where(move, 1, s.last + 1)
+            v = check(inst, Schedule.from_segments(t, s.flow, s.rate, first, last))
+            assert v is not None and v.kind in ("precedence", "release")
+
+
+@settings(max_examples=40, deadline=None)
+@given(instances(releases=True))
+def test_early_start_caught(inst: Instance) -> None:
+    s = sequential(inst)
+    late = np.flatnonzero(inst.release > 0)
+    if not late.size or not (s.rate > 0).any():
+        return
+    shifted = s.shifted(-float(inst.release.max()) - 1.0)
+    v = check(inst, shifted)
+    assert v is not None and v.kind in ("release", "precedence")
+
+
+def test_example2_sequential_completions() -> None:
+    # order by earliest start: c1 [0,2], c2 [2,5], c4 [5,7], c3 [7,9], c5 [9,11]
+    res = validate(example2(), sequential(example2()))
+    assert res.coflow_completion.tolist() == [2.0, 5.0, 9.0, 7.0, 11.0]
+    assert res.job_completion.tolist() == [9.0, 11.0]
+
+
+def test_check_all_lists_several() -> None:
+    s = Schedule.from_intervals([0, 2, 3], [{0: 1.0, 1: 1.0}, {}])
+    kinds = [v.kind for v in check_all(TWO, s)]
+    assert kinds[0] == "capacity" and "volume" in kinds
+
+
+@settings(max_examples=80, deadline=None)
+@given(instances(releases=False, dags=False), st.data())
+def test_capacity_agrees_with_brute_force(inst: Instance, data: st.DataObject) -> None:
+    K = data.draw(st.integers(1, 4))
+    t = np.cumsum([0.0] + [data.draw(st.sampled_from([0.5, 1.0, 2.0])) for _ in range(K)])
+    n = data.draw(st.integers(0, 8))
+    flow = [data.draw(st.integers(0, inst.n_flows - 1)) for _ in range(n)]
+    first = [data.draw(st.integers(0, K - 1)) for _ in range(n)]
+    last = [data.draw(st.integers(a + 1, K)) for a in first]
+    rate = [data.draw(st.sampled_from([0.25, 0.5, 1.0])) for _ in range(n)]
+    # one segment per flow keeps it well-formed
+    keep = {f: i for i, f in enumerate(flow)}
+    idx = sorted(keep.values())
+    s = Schedule.from_segments(t, np.array(flow)[idx] if idx else [],
+                               np.array(rate)[idx] if idx else [],
+                               np.array(first)[idx] if idx else [],
+                               np.array(last)[idx] if idx else [])
+    loads = _loads(inst, s)
+    cap = np.stack([inst.fabric.capacity_in, inst.fabric.capacity_out])
+    over = [(k, side, p) for k in range(K) for side in (0, 1) for p in range(inst.ports)
+            if loads[k, side, p] > cap[side, p] * (1 + 1e-6) + 1e-9]
+    found = [v for v in check_all(inst, s, limit=1000) if v.kind == "capacity"]
+    got = [(v.interval, 0 if v.port.startswith("in") else 1, int(v.port.split()[1]))
+           for v in found]
+    # the validator names where each overload begins: the first one, and every port involved
+    assert got[:1] == over[:1]
+    assert {g[1:] for g in got} == {o[1:] for o in over}
+    assert set(got) <= set(over)
