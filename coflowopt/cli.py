@@ -17,7 +17,11 @@ import numpy as np
 if TYPE_CHECKING:
     from coflowopt.model import Instance
 
-__all__ = ["main"]
+__all__ = ["COMMAND_MODULES", "main"]
+
+#: Modules that add subcommands: each defines ``add_commands(subparsers)`` and sets ``func`` on
+#: its parsers (``func(args) -> exit code``).
+COMMAND_MODULES: tuple[str, ...] = ()
 
 
 def _is_json(path: str | Path) -> bool:
@@ -177,6 +181,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("schedulers", help="list the registered algorithms")
     s.set_defaults(func=cmd_schedulers)
+
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).add_commands(sub)
     return p
 
 

@@ -1,0 +1,1 @@
+"""coflowopt.bench (being built)."""

@@ -1,0 +1,1 @@
+"""coflowopt.sim (being built)."""
