@@ -1,0 +1,91 @@
+"""The coflowopt command line, run in-process through main()."""
+
+import json
+
+import pytest
+from strategies import example2
+
+from coflowopt import load_instance, save_instance, save_schedule
+from coflowopt.cli import main
+from coflowopt.interchange import schedule_to_dict
+from coflowopt.schedulers import sequential
+from coflowopt.workloads import find_fb2010, parse_trace
+
+TRACE = "4 2\n1 0 2 0 1 1 2:4.0\n2 100 1 3 2 0:2.0 1:3.0\n"
+
+
+def test_info_trace(tmp_path, capsys) -> None:
+    p = tmp_path / "t.txt"
+    p.write_text(TRACE)
+    assert main(["info", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "coflows" in out and "flows" in out
+    # 2 flows of 2 MB + 2 flows of 2.0 and 3.0 MB = 4 + 5 = 9 MB over 4 flows
+    assert "total volume (MB)" in out and " 9" in out
+
+
+def test_convert_both_ways(tmp_path) -> None:
+    p = tmp_path / "t.txt"
+    p.write_text(TRACE)
+    j = tmp_path / "t.json.gz"
+    assert main(["convert", str(p), str(j)]) == 0
+    assert load_instance(j) == parse_trace(TRACE)
+    back = tmp_path / "back.txt"
+    assert main(["convert", str(j), str(back)]) == 0
+    assert back.read_text() == TRACE
+
+
+def test_validate_exit_codes(tmp_path, capsys) -> None:
+    inst = example2()
+    ip, sp_ = tmp_path / "i.json", tmp_path / "s.json"
+    save_instance(inst, ip)
+    save_schedule(sequential(inst), sp_)
+    assert main(["validate", str(ip), str(sp_)]) == 0
+    assert "feasible" in capsys.readouterr().out
+    d = schedule_to_dict(sequential(inst))
+    d["intervals"][0]["rates"] = [r * 2 for r in d["intervals"][0]["rates"]]
+    sp_.write_text(json.dumps(d))
+    assert main(["validate", str(ip), str(sp_)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("INFEASIBLE: capacity: port")
+
+
+def test_bad_input_is_an_error_not_a_traceback(tmp_path, capsys) -> None:
+    p = tmp_path / "bad.txt"
+    p.write_text("4 1\n1 0 1 9 1 0:1.0\n")
+    assert main(["info", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert f"{p}:2: field map_loc_1" in err
+
+
+def test_schedulers_lists_registry(capsys) -> None:
+    assert main(["schedulers"]) == 0
+    out = capsys.readouterr().out
+    assert "sequential" in out and "clairvoyant" in out
+
+
+@pytest.mark.parametrize("kind", ["ggen", "fan-in", "fan-out", "layered", "tpcds"])
+def test_gen_dags(tmp_path, kind: str) -> None:
+    out = tmp_path / f"{kind}.json"
+    assert main(["gen", kind, "--jobs", "3", "--seed", "4", "-o", str(out)]) == 0
+    inst = load_instance(out)
+    assert inst.n_jobs == 3
+    again = tmp_path / "again.json"
+    main(["gen", kind, "--jobs", "3", "--seed", "4", "-o", str(again)])
+    assert load_instance(again) == inst
+
+
+def test_gen_fb2010_jobs(tmp_path) -> None:
+    if find_fb2010() is None:
+        pytest.skip("FB2010 trace not found")
+    out = tmp_path / "jobs.json.gz"
+    assert main(["gen", "fb2010", "--mean-coflows", "3", "-o", str(out)]) == 0
+    inst = load_instance(out)
+    assert inst.n_coflows == 526 and inst.n_jobs < 526
+
+
+def test_gen_synthetic_and_info(tmp_path, capsys) -> None:
+    out = tmp_path / "syn.txt"
+    assert main(["gen", "synthetic", "--coflows", "40", "--seed", "3", "-o", str(out)]) == 0
+    assert main(["info", str(out)]) == 0
+    assert "coflows                      40" in capsys.readouterr().out
