@@ -1,1 +1,6 @@
-"""coflowopt.sim (being built)."""
+"""The event-driven fluid simulator, the shared allocators, and the single-stage policies."""
+
+from coflowopt.sim import allocate, orders, policies
+from coflowopt.sim.engine import Policy, SimulationError, SimView, simulate
+
+__all__ = ["Policy", "SimView", "SimulationError", "allocate", "orders", "policies", "simulate"]

@@ -1,0 +1,369 @@
+"""Single-stage scheduling policies for the fluid simulator, and their registry entries.
+
+Each policy turns what it may know into a coflow order (or queues) and hands it to a shared
+allocator of :mod:`coflowopt.sim.allocate`.  Orders are recomputed when the set of active
+coflows changes (an arrival or a departure), as Varys and Sincronia reschedule; rates are
+recomputed at every event.
+
+Registry names: ``varys``, ``aalo``, ``a-sebf``, ``sincronia``, ``fifo``, ``fair``, ``scf``
+(smallest total size first), ``ncf`` (narrowest: fewest flows first), ``lcf`` (shortest
+longest-flow first).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from coflowopt.model import Instance
+from coflowopt.schedule import Schedule
+from coflowopt.schedulers.registry import register
+from coflowopt.sim import allocate
+from coflowopt.sim.engine import SimView, simulate
+from coflowopt.sim.orders import bssi, port_loads, sebf_gamma, static_key
+
+__all__ = [
+    "DCLASPolicy",
+    "FairPolicy",
+    "OrderPolicy",
+    "SincroniaPolicy",
+    "StaticOrderPolicy",
+    "VarysPolicy",
+    "a_sebf",
+    "aalo",
+    "fair",
+    "fifo",
+    "lcf",
+    "ncf",
+    "scf",
+    "sincronia",
+    "varys",
+]
+
+
+class OrderPolicy:
+    """Base: an order over the active coflows, refreshed when the active set changes, turned
+    into rates by ``allocation`` (``greedy`` or ``madd``)."""
+
+    clairvoyant = True
+
+    def __init__(self, allocation: str = "greedy", split: str = "equal"):
+        if allocation not in ("greedy", "madd"):
+            raise ValueError(f"allocation must be 'greedy' or 'madd', got {allocation!r}")
+        self.allocation = allocation
+        self.split = split
+        self._active: np.ndarray | None = None
+        self._order = np.zeros(0, dtype=np.int64)
+
+    def start(self, view: SimView) -> None:
+        self._active = None
+
+    def order(self, view: SimView) -> np.ndarray:
+        raise NotImplementedError
+
+    def rates(self, view: SimView) -> float:
+        if self._active is None or not np.array_equal(self._active, view.coflows):
+            self._active = view.coflows.copy()
+            self._order = np.asarray(self.order(view), dtype=np.int64)
+        if self.allocation == "madd":
+            allocate.madd(view.alloc, self._order)
+        else:
+            allocate.greedy(view.alloc, self._order, split=self.split)
+        return math.inf
+
+
+class StaticOrderPolicy(OrderPolicy):
+    """Order by a key fixed by the coflow's definition (ties: admission time, position)."""
+
+    def __init__(self, key: str, allocation: str = "greedy", split: str = "equal"):
+        super().__init__(allocation, split)
+        self.key = key
+        self.clairvoyant = key in ("size", "length", "gamma")
+        self._keys: np.ndarray | None = None
+
+    def start(self, view: SimView) -> None:
+        super().start(view)
+        if self.clairvoyant:
+            self._keys = static_key(view.instance, self.key)
+        elif self.key == "width":
+            self._keys = view.coflow_width.astype(np.float64)
+        else:  # arrival: admission time
+            self._keys = None
+
+    def order(self, view: SimView) -> np.ndarray:
+        c = view.coflows
+        adm = view.admitted[c]
+        key = adm if self._keys is None else self._keys[c]
+        return c[np.lexsort((c, adm, key))]
+
+
+class VarysPolicy(OrderPolicy):
+    """SEBF: ascending effective bottleneck ``Gamma_j`` of the remaining volumes with all
+    capacity free, recomputed at arrivals and departures; MADD on the residual capacity, then a
+    work-conserving backfill in the same order (spec section 6)."""
+
+    def __init__(self, allocation: str = "madd"):
+        super().__init__(allocation)
+
+    def order(self, view: SimView) -> np.ndarray:
+        c = view.coflows
+        inst = view.instance
+        loads = port_loads(inst, c, view.remaining)
+        cap = np.concatenate([view.capacity_in, view.capacity_out])
+        g = sebf_gamma(loads, cap)
+        return c[np.lexsort((c, view.admitted[c], g))]
+
+
+class SincroniaPolicy(OrderPolicy):
+    """BSSI order + order-preserving greedy allocation (spec section 5).
+
+    ``mode="online"``: BSSI on the remaining volumes of the active coflows at every arrival and
+    departure.  ``mode="offline"``: one BSSI order over all coflows of the instance (known from
+    the start) on their full volumes, used for the whole run.
+    """
+
+    def __init__(self, mode: str = "online", split: str = "equal"):
+        if mode not in ("online", "offline"):
+            raise ValueError(f"sincronia: mode must be 'online' or 'offline', got {mode!r}")
+        super().__init__("greedy", split)
+        self.mode = mode
+        self._rank: np.ndarray | None = None
+
+    def start(self, view: SimView) -> None:
+        super().start(view)
+        if self.mode == "offline":
+            inst = view.instance
+            allc = np.arange(inst.n_coflows, dtype=np.int64)
+            cap = np.concatenate([view.capacity_in, view.capacity_out])
+            sigma = bssi(port_loads(inst, allc, inst.flow_volume), inst.coflow_weight, cap)
+            self._rank = np.empty(inst.n_coflows, dtype=np.int64)
+            self._rank[sigma] = np.arange(inst.n_coflows)
+
+    def order(self, view: SimView) -> np.ndarray:
+        c = view.coflows
+        if self._rank is not None:
+            return c[np.argsort(self._rank[c], kind="stable")]
+        cap = np.concatenate([view.capacity_in, view.capacity_out])
+        loads = port_loads(view.instance, c, view.remaining)
+        return c[bssi(loads, view.coflow_weight[c], cap)]
+
+
+class FairPolicy:
+    """Per-flow max-min fair sharing of every port (non-clairvoyant)."""
+
+    clairvoyant = False
+
+    def start(self, view: SimView) -> None:
+        pass
+
+    def rates(self, view: SimView) -> float:
+        allocate.max_min_fair(view.alloc, view.coflows)
+        return math.inf
+
+
+class DCLASPolicy:
+    """Discretized Coflow-Aware Least-Attained Service (Aalo; spec 7.1), and A-SEBF (7.3).
+
+    A coflow's priority value is its attained service ``S_c`` (bytes sent), divided by its
+    number of receiver ports (``per="receiver"``, A-SEBF) or flows (``per="flow"``).  Queue
+    ``k`` holds values in ``[thresholds[k-1], thresholds[k])``; by default thresholds are
+    ``first, first*growth, ...`` (``queues`` of them, the last unbounded).  New coflows enter
+    the first queue; a coflow that crosses a threshold moves to the tail of the queue it
+    reaches (FIFO by queue entry).  Across queues: strict priority, or weighted sharing with
+    ``queue_weights``.  Inside: order-preserving greedy allocation.
+
+    ``interval``: the coordination interval ``delta``.  ``0`` (default) updates queues exactly
+    when a value crosses a threshold (the limit of a continuous coordinator); ``delta > 0``
+    updates them only at multiples of ``delta``.
+    """
+
+    clairvoyant = False
+
+    def __init__(self, *, queues: int = 10, first: float = 10.0, growth: float = 10.0,
+                 thresholds: Any = None, interval: float = 0.0, per: str = "coflow",
+                 queue_weights: Any = None, split: str = "equal"):
+        if thresholds is None:
+            if queues < 1 or first <= 0 or growth <= 1:
+                raise ValueError("D-CLAS: need queues >= 1, first > 0, growth > 1")
+            thresholds = [first * growth**k for k in range(queues - 1)]
+        self.thresholds = np.asarray(thresholds, dtype=np.float64)
+        if np.any(np.diff(self.thresholds) <= 0):
+            raise ValueError("D-CLAS: thresholds must increase")
+        if per not in ("coflow", "receiver", "flow"):
+            raise ValueError(f"D-CLAS: per must be coflow, receiver or flow, got {per!r}")
+        self.per = per
+        self.interval = float(interval)
+        self.queue_weights = None if queue_weights is None else np.asarray(queue_weights, float)
+        self.split = split
+
+    def start(self, view: SimView) -> None:
+        C = view.coflow_width.size
+        self.queue = np.full(C, -1, dtype=np.int64)
+        self.entry = np.zeros(C, dtype=np.int64)
+        self.counter = 0
+        if self.per == "receiver":
+            key = view.flow_coflow.astype(np.int64) * view.ports + view.flow_dst
+            self.norm = np.bincount(np.unique(key) // view.ports, minlength=C).astype(float)
+        elif self.per == "flow":
+            self.norm = view.coflow_width.astype(float)
+        else:
+            self.norm = np.ones(C)
+        self.next_sync = view.t
+
+    def _update(self, view: SimView) -> None:
+        c = view.coflows
+        new = c[self.queue[c] < 0]
+        for x in new[np.lexsort((new, view.admitted[new]))]:
+            self.queue[x] = 0
+            self.entry[x] = self.counter
+            self.counter += 1
+        value = view.coflow_sent(c) / self.norm[c]
+        # reaching a threshold (to rounding) counts as crossing it
+        target = np.searchsorted(self.thresholds * (1 - 1e-9), value, side="right")
+        moved = c[target > self.queue[c]]
+        if moved.size:
+            tq = target[target > self.queue[c]]
+            # demoted together: keep their previous FIFO order
+            for x, q in sorted(zip(moved.tolist(), tq.tolist(), strict=True),
+                               key=lambda z: (self.queue[z[0]], self.entry[z[0]])):
+                self.queue[x] = q
+                self.entry[x] = self.counter
+                self.counter += 1
+
+    def rates(self, view: SimView) -> float:
+        if self.interval <= 0 or view.t >= self.next_sync - 1e-12:
+            self._update(view)
+            if self.interval > 0:
+                self.next_sync = (math.floor(view.t / self.interval + 1e-9) + 1) * self.interval
+        else:
+            # newcomers enter the first queue at once
+            c = view.coflows
+            for x in c[self.queue[c] < 0]:
+                self.queue[x] = 0
+                self.entry[x] = self.counter
+                self.counter += 1
+        c = view.coflows
+        order = c[np.lexsort((self.entry[c], self.queue[c]))]
+        if self.queue_weights is None:
+            allocate.greedy(view.alloc, order, split=self.split)
+        else:
+            q = self.queue[order]
+            queues = [order[q == k] for k in range(self.thresholds.size + 1)]
+            w = np.resize(self.queue_weights, len(queues))
+            allocate.priority_queues(view.alloc, queues, weights=w, split=self.split)
+        if self.interval > 0:
+            return self.next_sync
+        # next threshold crossing at the current rates
+        qc = self.queue[c]
+        has_next = qc < self.thresholds.size
+        if not has_next.any():
+            return math.inf
+        cc = c[has_next]
+        rate = view.coflow_rate(cc) / self.norm[cc]
+        gap = self.thresholds[qc[has_next]] - view.coflow_sent(cc) / self.norm[cc]
+        pos = rate > 0
+        if not pos.any():
+            return math.inf
+        return view.t + float(np.min(np.maximum(gap[pos], 0.0) / rate[pos]))
+
+
+# -- registry entries ---------------------------------------------------------------------------
+
+
+def _run(instance: Instance, policy: Any, name: str, params: dict[str, Any]) -> Schedule:
+    sched = simulate(instance, policy)
+    sched.meta.update({"scheduler": name, "params": params})
+    return sched
+
+
+@register("varys", kind="online", clairvoyant=True, objective="average CCT (heuristic)",
+          summary="SEBF order + MADD + work-conserving backfill (Varys)")
+def varys(instance: Instance, *, seed: Any = None, allocation: str = "madd") -> Schedule:
+    """Varys: smallest effective bottleneck first, MADD rates, backfill. Deterministic."""
+    del seed
+    return _run(instance, VarysPolicy(allocation), "varys", {"allocation": allocation})
+
+
+@register("sincronia", kind="offline", clairvoyant=True, factor="4",
+          objective="sum of weighted CCT (release 0)",
+          summary="BSSI order + order-preserving greedy allocation (Sincronia)")
+def sincronia(instance: Instance, *, seed: Any = None, mode: str = "online",
+              split: str = "equal") -> Schedule:
+    """Sincronia: BSSI ordering with greedy order-preserving allocation; ``mode`` offline
+    (one order over all coflows) or online (re-ordered at arrivals and departures).
+    The factor 4 holds offline with all releases 0."""
+    del seed
+    return _run(instance, SincroniaPolicy(mode, split), "sincronia",
+                {"mode": mode, "split": split})
+
+
+@register("fifo", kind="online", clairvoyant=False, objective="average CCT (baseline)",
+          summary="first in, first out by arrival, greedy allocation")
+def fifo(instance: Instance, *, seed: Any = None, allocation: str = "greedy") -> Schedule:
+    """FIFO by admission time (ties by position), order-preserving greedy allocation."""
+    del seed
+    return _run(instance, StaticOrderPolicy("arrival", allocation), "fifo",
+                {"allocation": allocation})
+
+
+@register("scf", kind="online", clairvoyant=True, objective="average CCT (baseline)",
+          summary="smallest total size first, greedy allocation")
+def scf(instance: Instance, *, seed: Any = None, allocation: str = "greedy") -> Schedule:
+    """Smallest-coflow-first by total volume ``V_j``."""
+    del seed
+    return _run(instance, StaticOrderPolicy("size", allocation), "scf",
+                {"allocation": allocation})
+
+
+@register("ncf", kind="online", clairvoyant=False, objective="average CCT (baseline)",
+          summary="narrowest (fewest flows) first, greedy allocation")
+def ncf(instance: Instance, *, seed: Any = None, allocation: str = "greedy") -> Schedule:
+    """Narrowest-coflow-first by number of flows."""
+    del seed
+    return _run(instance, StaticOrderPolicy("width", allocation), "ncf",
+                {"allocation": allocation})
+
+
+@register("lcf", kind="online", clairvoyant=True, objective="average CCT (baseline)",
+          summary="shortest longest-flow first, greedy allocation")
+def lcf(instance: Instance, *, seed: Any = None, allocation: str = "greedy") -> Schedule:
+    """Shortest-coflow-first by length (largest flow volume)."""
+    del seed
+    return _run(instance, StaticOrderPolicy("length", allocation), "lcf",
+                {"allocation": allocation})
+
+
+@register("fair", kind="online", clairvoyant=False, objective="average CCT (baseline)",
+          summary="per-flow max-min fair sharing")
+def fair(instance: Instance, *, seed: Any = None) -> Schedule:
+    """Per-flow max-min fair sharing of every port, recomputed at every event."""
+    del seed
+    return _run(instance, FairPolicy(), "fair", {})
+
+
+@register("aalo", kind="online", clairvoyant=False, objective="average CCT (heuristic)",
+          summary="D-CLAS: priority queues on bytes sent, FIFO inside, strict priority")
+def aalo(instance: Instance, *, seed: Any = None, queues: int = 10, first: float = 10.0,
+         growth: float = 10.0, thresholds: Any = None, interval: float = 0.0,
+         queue_weights: Any = None) -> Schedule:
+    """Aalo's D-CLAS with the paper's defaults: 10 queues, first threshold 10 (MB on traces),
+    growth 10, strict priority across queues (``queue_weights`` for weighted sharing)."""
+    del seed
+    params = dict(queues=queues, first=first, growth=growth, thresholds=thresholds,
+                  interval=interval, queue_weights=queue_weights)
+    return _run(instance, DCLASPolicy(per="coflow", **params), "aalo", params)
+
+
+@register("a-sebf", kind="online", clairvoyant=False, objective="average CCT (heuristic)",
+          summary="D-CLAS on bytes sent per receiver port (A-SEBF)")
+def a_sebf(instance: Instance, *, seed: Any = None, queues: int = 10, first: float = 10.0,
+           growth: float = 10.0, thresholds: Any = None, interval: float = 0.0,
+           per: str = "receiver", queue_weights: Any = None) -> Schedule:
+    """A-SEBF: Aalo's queues on ``lambda = S / W`` (bytes sent over receiver ports), base-10
+    thresholds; ``per="flow"`` divides by the number of flows instead."""
+    del seed
+    params = dict(queues=queues, first=first, growth=growth, thresholds=thresholds,
+                  interval=interval, per=per, queue_weights=queue_weights)
+    return _run(instance, DCLASPolicy(**params), "a-sebf", params)
