@@ -15,6 +15,7 @@ volumes (:attr:`SimView.remaining` raises otherwise).
 
 from __future__ import annotations
 
+import contextvars
 import heapq
 import math
 from collections.abc import Callable
@@ -27,7 +28,12 @@ from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.allocate import AllocState
 
-__all__ = ["Policy", "SimView", "SimulationError", "simulate"]
+__all__ = ["PROGRESS", "Policy", "SimView", "SimulationError", "simulate"]
+
+#: A ``progress(done, total)`` callback used by :func:`simulate` when none is passed (set it
+#: around a call to a registered scheduler to drive a progress bar).
+PROGRESS: contextvars.ContextVar[Callable[[int, int], Any] | None] = contextvars.ContextVar(
+    "coflowopt_progress", default=None)
 
 #: A flow whose remaining volume is at most this fraction of its volume is finished.
 DONE_RTOL = 1e-10
@@ -242,6 +248,8 @@ def simulate(
     completion (for progress bars).  Returns the schedule; it is not validated here.
     """
     inst = instance
+    if progress is None:
+        progress = PROGRESS.get()
     C = inst.n_coflows
     st = AllocState.for_instance(inst)
     view = SimView(inst, st, bool(getattr(policy, "clairvoyant", True)))

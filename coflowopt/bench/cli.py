@@ -1,0 +1,159 @@
+"""The ``bench`` and ``report`` subcommands (plugged into ``coflowopt.cli``).
+
+::
+
+    coflowopt bench [SUITE] [--executor local|inline|dask [ADDRESS]] [--dask ADDRESS]
+                    [--jobs N] [--out DIR] [--max-tasks N] [--retry-errors] [--no-plots]
+                    [--strict] [--progress | --no-progress]
+    coflowopt report RESULTS [--no-plots]
+
+``SUITE`` is a suite file, or the name of one in ``./benchmarks/`` (``fb2010`` for
+``benchmarks/fb2010.toml``); without it the embedded default suite runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_commands", "cmd_bench", "cmd_report"]
+
+
+def add_commands(sub: Any) -> None:
+    """Add ``bench`` and ``report`` to the ``coflowopt`` subparsers."""
+    s = sub.add_parser(
+        "bench", help="run a benchmark suite (default: the embedded default suite)",
+        description="Run every task of a suite that its results folder lacks, print the "
+                    "summary table and write the report.")
+    s.add_argument("suite", nargs="?", default=None,
+                   help="suite file, or a name in ./benchmarks/ (default: the default suite)")
+    s.add_argument("--executor", nargs="+", metavar=("KIND", "ADDRESS"), default=["local"],
+                   help="local (process pool, default), inline (this process), or dask "
+                        "[ADDRESS] (ADDRESS: tcp://host:8786, or local for a LocalCluster)")
+    s.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="shorthand for --executor dask ADDRESS")
+    s.add_argument("--jobs", "-j", type=int, default=2,
+                   help="workers of the local pool or local Dask cluster (default 2)")
+    s.add_argument("--out", default=None, help="results folder (default results/<suite name>)")
+    s.add_argument("--max-tasks", type=int, default=None,
+                   help="run at most N of the pending tasks (the rest on a rerun)")
+    s.add_argument("--retry-errors", action="store_true", help="run failed tasks again")
+    s.add_argument("--no-plots", action="store_true", help="write the tables only")
+    s.add_argument("--strict", action="store_true", help="exit 1 if any task failed")
+    s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar (default: when stderr is a terminal)")
+    s.set_defaults(func=cmd_bench)
+
+    s = sub.add_parser("report", help="rebuild the tables, summary and plots of a results folder")
+    s.add_argument("results", help="a results folder (results/<suite name>)")
+    s.add_argument("--no-plots", action="store_true", help="write the tables only")
+    s.set_defaults(func=cmd_report)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _n(k: int, word: str) -> str:
+    return f"{k} {word}{'' if k == 1 else 's'}"
+
+
+def _resolve_suite_arg(arg: str | None) -> Any:
+    from coflowopt.bench.defaults import default_suite
+    from coflowopt.bench.suite import load_suite
+
+    if arg is None or (arg == "default" and not Path(arg).exists()):
+        return default_suite()
+    p = Path(arg)
+    if not p.exists() and not p.suffix:
+        cand = Path("benchmarks") / f"{arg}.toml"
+        if cand.exists():
+            p = cand
+    return load_suite(p)
+
+
+def _split_executor(args: argparse.Namespace) -> tuple[str, str | None]:
+    """``--executor KIND [ADDRESS]`` (a trailing ``*.toml`` swallowed by nargs is the suite)."""
+    items = list(args.executor)
+    if args.suite is None and len(items) > 1 and (items[-1].endswith(".toml")
+                                                  or Path(items[-1]).is_file()):
+        args.suite = items.pop()
+    kind = items[0]
+    if args.dask is not None:
+        if kind not in ("local", "dask") or len(items) > 1:
+            raise ValueError("--dask ADDRESS and --executor KIND: give one of them")
+        return "dask", args.dask
+    if kind not in ("local", "inline", "dask"):
+        raise ValueError(f"--executor: expected local, inline or dask, got {kind!r}")
+    if kind != "dask" and len(items) > 1:
+        raise ValueError(f"--executor {kind}: takes no address (got {items[1:]})")
+    if len(items) > 2:
+        raise ValueError(f"--executor dask: one ADDRESS at most (got {items[1:]})")
+    return kind, (items[1] if len(items) > 1 else ("local" if kind == "dask" else None))
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """``coflowopt bench``."""
+    from coflowopt.bench.report import format_table, write_report
+    from coflowopt.bench.runner import dask_executor, run_suite
+
+    kind, address = _split_executor(args)
+    suite = _resolve_suite_arg(args.suite)
+    jobs = max(1, args.jobs)
+    where = {"local": f"a local process pool ({jobs} workers)", "inline": "this process",
+             "dask": ("a Dask LocalCluster" + f" ({jobs} workers)" if address == "local"
+                      else f"the Dask cluster at {address}")}[kind]
+    n_seeds = {len(suite.seeds_of(w)) for w in suite.workloads}
+    seeds = _n(n_seeds.pop(), "seed") if len(n_seeds) == 1 else "seeds per workload"
+    print(f"suite {suite.name}: {_n(suite.n_tasks, 'task')} ({_n(len(suite.workloads), 'workload')}"
+          f" x {_n(len(suite.schedulers), 'scheduler')} x {seeds}) on {where}", flush=True)
+    kw = dict(out=args.out, jobs=jobs, max_tasks=args.max_tasks,
+              retry_errors=args.retry_errors, progress=args.progress)
+    # SIGTERM (a batch scheduler's stop) ends the run like Ctrl-C: finished rows are kept
+    old_term = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        if kind == "dask":
+            with dask_executor(address or "local", n_workers=jobs) as ex:
+                run = run_suite(suite, executor=ex, **kw)
+        else:
+            run = run_suite(suite, executor=kind, **kw)
+    except RuntimeError as exc:
+        print(f"coflowopt bench: error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+    if run.skipped:
+        print(f"{run.skipped} of {run.total} tasks were already done (resumed)")
+    rep = write_report(run.out, suite, plots=not args.no_plots)
+    if not rep.summary.empty:
+        print()
+        print(format_table(rep.summary))
+        print()
+    print(f"{_n(run.ran, 'task')} ran ({run.failed} failed) in {run.seconds:.1f} s; "
+          f"{run.remaining} remaining. Results: {run.out / 'results.csv'}")
+    print(f"Report: {run.out / 'report' / 'summary.md'}"
+          + ("" if args.no_plots else " and plots beside it"))
+    for p in run.problems:
+        print(f"  lost (will rerun): {p}", file=sys.stderr)
+    if run.interrupted:
+        print("interrupted: finished rows are kept; rerun the same command to resume",
+              file=sys.stderr)
+        return 130
+    if run.lost or (args.strict and run.failed):
+        return 1
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """``coflowopt report RESULTS``."""
+    from coflowopt.bench.report import format_table, write_report
+
+    rep = write_report(args.results, plots=not args.no_plots)
+    if not rep.summary.empty:
+        print(format_table(rep.summary))
+        print()
+    print("wrote " + ", ".join(str(p) for p in rep.files))
+    return 0

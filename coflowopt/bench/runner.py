@@ -1,0 +1,355 @@
+"""Run a suite on any :class:`concurrent.futures.Executor`.
+
+One code path for every executor: :func:`run_suite` submits :func:`run_task` for each pending
+task and writes each result the moment it arrives.  A local process pool is the default; a Dask
+cluster is the same thing through ``distributed.Client(...).get_executor()`` (see
+:func:`dask_executor`).
+
+In the worker, :func:`run_task` builds the instance from the workload spec and seed, runs the
+algorithm under the task's time limit, :func:`~coflowopt.validate` s the schedule, and returns
+a row of metrics and lower bounds.  Whatever goes wrong in the task (an exception, an infeasible
+schedule, the time limit) becomes a row with ``status`` and ``error``; the suite goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, as_completed
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from coflowopt.bench.store import RESULTS_PARQUET, ResultsStore, load_results
+from coflowopt.bench.suite import Suite, import_plugins, load_suite
+from coflowopt.bench.tasks import Task, expand
+from coflowopt.bench.timelimit import TaskTimeout, deadline
+
+__all__ = [
+    "VOLATILE_COLUMNS",
+    "RunResult",
+    "dask_executor",
+    "run_suite",
+    "run_task",
+]
+
+#: Columns that describe how and where a task ran rather than what it computed; everything
+#: else in a row is the same for the same task on any executor.
+VOLATILE_COLUMNS: tuple[str, ...] = ("algo_seconds", "validate_seconds", "task_seconds",
+                                     "worker")
+
+
+# -- the worker side ---------------------------------------------------------------------------
+
+
+def _base_row(task: Task) -> dict[str, Any]:
+    import json
+
+    return {
+        "key": task.key, "suite": task.suite, "workload": task.workload.name,
+        "generator": task.workload.generator, "scheduler": task.scheduler.label,
+        "algorithm": task.scheduler.name,
+        "params": json.dumps(task.scheduler.params, sort_keys=True),
+        "seed": task.seed, "algorithm_seed": task.algorithm_seed,
+        "status": "error", "error": "",
+    }
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    """Run one task; never raises for a problem of the task itself.
+
+    Returns ``{"row": dict, "arrays": {"cct": ..., "slowdown": ...} or None,
+    "traceback": str or None}``.
+    """
+    if task.isolate:
+        return _run_isolated(task)
+    return _run_here(task)
+
+
+def _run_here(task: Task) -> dict[str, Any]:
+    from coflowopt.bench.workloads import build_workload
+    from coflowopt.bounds import lower_bounds
+    from coflowopt.metrics import cct, slowdown, summary
+    from coflowopt.schedulers import get
+    from coflowopt.validate import InfeasibleSchedule, validate
+
+    t0 = time.perf_counter()
+    row = _base_row(task)
+    arrays = tb = None
+    try:
+        with deadline(task.timeout):
+            import_plugins(task.imports)
+            info = get(task.scheduler.name)
+            row.update(kind=info.kind, clairvoyant=info.clairvoyant, factor=info.factor or "",
+                       objective=info.objective)
+            inst = build_workload(task.workload.generator, task.workload.params, task.seed,
+                                  task.base_dir)
+            row.update(ports=inst.ports, n_coflows=inst.n_coflows, n_flows=inst.n_flows,
+                       n_jobs=inst.n_jobs, time_unit=inst.time_unit)
+            row.update({f"lb_{k}": v for k, v in lower_bounds(inst).items()})
+            t1 = time.perf_counter()
+            sched = info(inst, seed=task.algorithm_seed, **task.scheduler.params)
+            t2 = time.perf_counter()
+            row["algo_seconds"] = t2 - t1
+            valid = validate(inst, sched)
+            row["validate_seconds"] = time.perf_counter() - t2
+            metrics = summary(valid)
+            metrics.pop("coflows", None)  # n_coflows is already there
+            row.update(metrics)
+            if task.per_coflow:
+                arrays = {"cct": np.asarray(cct(valid), dtype=np.float64),
+                          "slowdown": np.asarray(slowdown(valid), dtype=np.float64)}
+            row["status"] = "ok"
+    except TaskTimeout:
+        row["status"] = "timeout"
+        row["error"] = f"TaskTimeout: ran past its time limit of {task.timeout:g} s"
+    except InfeasibleSchedule as exc:
+        row["status"] = "infeasible"
+        row["error"] = f"InfeasibleSchedule: {exc}"
+        tb = traceback.format_exc()
+    except Exception as exc:
+        row["status"] = "error"
+        row["error"] = f"{type(exc).__name__}: {exc}"
+        tb = traceback.format_exc()
+    row["task_seconds"] = time.perf_counter() - t0
+    row["worker"] = f"{socket.gethostname()}:{os.getpid()}"
+    return {"row": row, "arrays": arrays, "traceback": tb}
+
+
+def _run_isolated(task: Task) -> dict[str, Any]:
+    """The task in a fresh ``python -m coflowopt.bench._child`` process, killed at the
+    limit."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    child_task = replace(task, isolate=False, timeout=None)
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "coflowopt.bench._child"],
+                              input=pickle.dumps(child_task), capture_output=True, env=env,
+                              timeout=task.timeout, check=False)
+    except subprocess.TimeoutExpired:
+        row = _base_row(task)
+        row.update(status="timeout", task_seconds=time.perf_counter() - t0,
+                   error=f"TaskTimeout: ran past its time limit of {task.timeout:g} s "
+                         "(subprocess killed)",
+                   worker=f"{socket.gethostname()}:{os.getpid()}")
+        return {"row": row, "arrays": None, "traceback": None}
+    if proc.returncode == 0:
+        try:
+            return pickle.loads(proc.stdout)
+        except Exception:
+            pass  # reported below as a broken child
+    row = _base_row(task)
+    code = proc.returncode
+    how = f"killed by signal {-code}" if code < 0 else f"exited with code {code}"
+    stderr = proc.stderr.decode(errors="replace")
+    row.update(status="error", error=f"ChildProcessError: the task's subprocess {how}",
+               task_seconds=time.perf_counter() - t0,
+               worker=f"{socket.gethostname()}:{os.getpid()}")
+    return {"row": row, "arrays": None, "traceback": stderr[-20000:]}
+
+
+# -- the parent side ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one :func:`run_suite` call did.
+
+    ``skipped``: tasks already in the results folder; ``ran``: rows written now (of which
+    ``failed`` are errors, timeouts or infeasible schedules); ``lost``: tasks whose worker
+    failed without a row (they run again next time); ``remaining``: tasks still to run.
+    """
+
+    suite: str
+    out: Path
+    total: int
+    skipped: int
+    ran: int
+    failed: int
+    lost: int
+    remaining: int
+    interrupted: bool
+    seconds: float
+    problems: tuple[str, ...] = field(default=())
+
+    def results(self) -> Any:
+        """The results table (:func:`~coflowopt.bench.load_results`)."""
+        return load_results(self.out)
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextmanager
+def dask_executor(address: str = "local", *, n_workers: int = 2) -> Iterator[Executor]:
+    """A Dask cluster as a :class:`concurrent.futures.Executor`.
+
+    ``address``: a scheduler address (``tcp://host:8786``), or ``"local"`` to start a
+    ``LocalCluster(n_workers, threads_per_worker=1, processes=True)`` for the duration.
+    Needs ``dask[distributed]`` (``pip install "coflowopt[dist]"``).
+    """
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise RuntimeError("the Dask executor needs dask.distributed: "
+                           "pip install \"coflowopt[dist]\"") from None
+    cluster = None
+    if address == "local":
+        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    else:
+        client = Client(address)
+    try:
+        yield client.get_executor()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _results(executor: Executor | None, tasks: list[Task], futures: dict[Future, Task]
+             ) -> Iterator[tuple[Task, Future | None, dict[str, Any] | None]]:
+    if executor is None:  # inline
+        for t in tasks:
+            yield t, None, run_task(t)
+        return
+    for t in tasks:
+        futures[executor.submit(run_task, t)] = t
+    for fut in as_completed(futures):
+        yield futures[fut], fut, None
+
+
+def run_suite(
+    suite: Suite | str | os.PathLike[str],
+    *,
+    executor: Executor | str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    jobs: int = 2,
+    max_tasks: int | None = None,
+    retry_errors: bool = False,
+    progress: bool | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+) -> RunResult:
+    """Run every task of ``suite`` that the results folder does not have yet.
+
+    ``executor``: ``None`` or ``"local"`` for a process pool of ``jobs`` workers (created and
+    shut down here), ``"inline"`` to run in this process one task after another, or any
+    :class:`~concurrent.futures.Executor` (e.g. from :func:`dask_executor`; not shut down).
+    ``out``: the results folder (default ``results/<suite name>``).  ``max_tasks``: run at
+    most that many of the pending tasks.  ``retry_errors``: run failed tasks again.
+    ``progress``: a progress bar (``None``: when stderr is a terminal).  ``on_row``: called
+    with each row as it is written.
+
+    The suite is checked first (:meth:`Suite.check`), so a bad suite fails before anything
+    runs.  Ctrl-C stops the run; finished rows are kept and a rerun resumes.
+    """
+    from tqdm import tqdm
+
+    if not isinstance(suite, Suite):
+        suite = load_suite(suite)
+    else:
+        suite.check()
+    t_start = time.perf_counter()
+    tasks = expand(suite)
+    folder = Path(out) if out is not None else Path("results") / suite.name
+    if not (executor is None or executor in ("local", "inline")
+            or isinstance(executor, Executor)):
+        raise ValueError(f"executor: expected 'local', 'inline' or an Executor, got {executor!r}")
+    store = ResultsStore(folder)
+    ran = failed = lost = 0
+    problems: list[str] = []
+    interrupted = False
+    futures: dict[Future, Task] = {}
+    with store.lock():
+        store.save_suite({**suite.to_dict(), "base_dir": suite.base_dir})
+        done = {k for k, s in store.keys.items() if s == "ok" or not retry_errors}
+        pending = [t for t in tasks if t.key not in done]
+        skipped = len(tasks) - len(pending)
+        if max_tasks is not None:
+            pending = pending[:max(0, int(max_tasks))]
+        own = None
+        ex: Executor | None = None
+        if isinstance(executor, Executor):
+            ex = executor
+        elif executor != "inline" and pending:
+            from concurrent.futures import ProcessPoolExecutor
+
+            own = ex = ProcessPoolExecutor(max_workers=max(1, int(jobs)),
+                                           initializer=_ignore_sigint)
+        bar = tqdm(total=len(pending), desc=suite.name, unit="task", leave=False,
+                   disable=None if progress is None else not progress)
+        try:
+            for task, fut, res in _results(ex, pending, futures):
+                if fut is not None:
+                    try:
+                        res = fut.result()
+                    except Exception as exc:  # the worker failed, not the task
+                        if type(exc).__name__ == "KilledWorker":
+                            res = {"row": {**_base_row(task), "status": "error",
+                                           "error": f"KilledWorker: {exc}"},
+                                   "arrays": None, "traceback": None}
+                        else:
+                            lost += 1
+                            problems.append(f"{task.workload.name}/{task.scheduler.label}/"
+                                            f"seed {task.seed}: {type(exc).__name__}: {exc}")
+                            bar.update(1)
+                            continue
+                assert res is not None
+                row = res["row"]
+                if res.get("arrays"):
+                    store.save_arrays(task.key, **res["arrays"])
+                if res.get("traceback"):
+                    store.save_text("errors", task.key, res["traceback"])
+                store.append(row)
+                ran += 1
+                failed += row["status"] != "ok"
+                if on_row is not None:
+                    on_row(row)
+                bar.update(1)
+                bar.set_postfix(done=ran - failed, failed=failed,
+                                remaining=len(pending) - ran - lost, refresh=False)
+        except KeyboardInterrupt:
+            interrupted = True
+            for f in futures:
+                f.cancel()
+        finally:
+            bar.close()
+            if own is not None:
+                if interrupted:
+                    own.shutdown(wait=False, cancel_futures=True)
+                    for p in list((getattr(own, "_processes", None) or {}).values()):
+                        p.terminate()
+                else:
+                    own.shutdown(wait=True)
+        _export_parquet(folder)
+    remaining = sum(1 for t in tasks if t.key not in store.keys or
+                    (retry_errors and store.keys[t.key] != "ok"))
+    return RunResult(suite=suite.name, out=folder, total=len(tasks), skipped=skipped, ran=ran,
+                     failed=failed, lost=lost, remaining=remaining, interrupted=interrupted,
+                     seconds=time.perf_counter() - t_start, problems=tuple(problems))
+
+
+def _export_parquet(folder: Path) -> None:
+    """``results.parquet`` beside the CSV, when pyarrow is importable."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return
+    try:
+        df = load_results(folder)
+    except FileNotFoundError:
+        return
+    df.to_parquet(folder / RESULTS_PARQUET, index=False)

@@ -1,0 +1,190 @@
+"""The runner: same rows on any executor, resume after a stop or a kill, errors as rows."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import MARKER_ENV, tiny_suite, write
+
+from coflowopt.bench import (
+    VOLATILE_COLUMNS,
+    ResultsStore,
+    dask_executor,
+    expand,
+    load_results,
+    load_suite,
+    run_suite,
+    write_report,
+)
+from coflowopt.cli import main
+
+
+def _comparable(df: pd.DataFrame) -> pd.DataFrame:
+    return df.drop(columns=[c for c in VOLATILE_COLUMNS if c in df]).sort_values("key") \
+        .reset_index(drop=True)
+
+
+def _marks(path: Path) -> list[tuple[int, int]]:
+    """``(algorithm seed, n_flows)`` of each call of bench-test-count."""
+    if not path.exists():
+        return []
+    return [tuple(int(v) for v in x.split(":")) for x in path.read_text().split()]
+
+
+def test_local_pool_and_dask_cluster_give_identical_rows(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    suite = load_suite(write(tmp_path, tiny_suite()))
+    local = run_suite(suite, out=tmp_path / "local", jobs=2)
+    assert (local.ran, local.failed, local.remaining) == (6, 0, 0)
+    with dask_executor("local", n_workers=2) as ex:
+        dask = run_suite(suite, out=tmp_path / "dask", executor=ex)
+    assert (dask.ran, dask.failed) == (6, 0)
+    inline = run_suite(suite, out=tmp_path / "inline", executor="inline")
+    a, b, c = (_comparable(r.results()) for r in (local, dask, inline))
+    assert set(a["status"]) == {"ok"} and len(a) == 6
+    pd.testing.assert_frame_equal(a, b)
+    pd.testing.assert_frame_equal(a, c)
+    # the Dask rows ran in other processes than the local pool's
+    assert set(local.results()["worker"]).isdisjoint(set(dask.results()["worker"]))
+
+
+def test_stop_and_resume_does_not_redo_finished_tasks(tmp_path: Path, monkeypatch) -> None:
+    marker = tmp_path / "calls.txt"
+    monkeypatch.setenv(MARKER_ENV, str(marker))
+    text = tiny_suite(schedulers='[[schedulers]]\nname = "bench-test-count"\n')
+    suite = load_suite(write(tmp_path, text))
+    out = tmp_path / "out"
+    first = run_suite(suite, out=out, jobs=2, max_tasks=2)
+    assert (first.ran, first.remaining, first.skipped) == (2, 4, 0)
+    assert len(_marks(marker)) == 2
+    second = run_suite(suite, out=out, jobs=2)
+    assert (second.skipped, second.ran, second.remaining) == (2, 4, 0)
+    calls = _marks(marker)
+    assert len(calls) == 6 and len(set(calls)) == 6  # every task ran exactly once
+    df = load_results(out)
+    assert sorted(df["key"]) == sorted(t.key for t in expand(suite))
+    third = run_suite(suite, out=out, jobs=2)
+    assert (third.ran, third.skipped) == (0, 6) and len(_marks(marker)) == 6
+
+
+def test_killed_run_resumes(tmp_path: Path, monkeypatch) -> None:
+    text = tiny_suite(seeds="[0, 1, 2, 3, 4, 5, 6, 7]",
+                      workloads='[[workloads]]\nname = "syn"\ngenerator = "synthetic"\n'
+                                "params = { n_coflows = 6, ports = 4 }\n",
+                      schedulers='[[schedulers]]\nname = "bench-test-count"\n'
+                                 "params = { pause = 0.4 }\n")
+    path = write(tmp_path, text)
+    suite = load_suite(path)
+    seed_of = {t.algorithm_seed: t.key for t in expand(suite)}
+    out = tmp_path / "out"
+    first_marks = tmp_path / "first.txt"
+    env = {**os.environ, MARKER_ENV: str(first_marks)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "coflowopt.cli", "bench", str(path), "--out", str(out),
+         "--jobs", "1", "--no-plots"], env=env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        give_up = time.monotonic() + 60
+        while time.monotonic() < give_up and len(ResultsStore(out).keys) < 2:
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    done_before = set(ResultsStore(out).keys)
+    assert 2 <= len(done_before) < 8
+    second_marks = tmp_path / "second.txt"
+    monkeypatch.setenv(MARKER_ENV, str(second_marks))
+    again = run_suite(path, out=out, executor="inline")
+    assert again.skipped == len(done_before) and again.remaining == 0
+    redone = {seed_of[s] for s, _ in _marks(second_marks)}
+    assert redone.isdisjoint(done_before)
+    df = load_results(out)
+    assert sorted(df["key"]) == sorted(seed_of.values()) and set(df["status"]) == {"ok"}
+
+
+def test_failing_algorithm_becomes_an_error_row(tmp_path: Path) -> None:
+    text = tiny_suite(schedulers='[[schedulers]]\nname = "sequential"\n\n'
+                                 '[[schedulers]]\nname = "bench-test-fail"\n\n'
+                                 '[[schedulers]]\nname = "bench-test-infeasible"\n')
+    run = run_suite(write(tmp_path, text), out=tmp_path / "out", jobs=2)
+    assert (run.ran, run.failed, run.remaining) == (18, 12, 0)
+    df = run.results()
+    ok = df[df["scheduler"] == "sequential"]
+    assert len(ok) == 6 and set(ok["status"]) == {"ok"} and ok["avg_cct"].notna().all()
+    bad = df[df["scheduler"] == "bench-test-fail"]
+    assert set(bad["status"]) == {"error"}
+    assert bad["error"].str.contains("ValueError: this algorithm always fails").all()
+    assert all((run.out / "errors" / f"{k}.txt").exists() for k in bad["key"])
+    inf = df[df["scheduler"] == "bench-test-infeasible"]
+    assert set(inf["status"]) == {"infeasible"} and inf["error"].str.contains("capacity").all()
+    rep = write_report(run.out)
+    assert "## Failed tasks" in rep.markdown and "always fails" in rep.markdown
+    assert {p.name for p in rep.files} >= {"summary.md", "bars.png", "cdf_cct.png", "ratios.png"}
+    # the error rows are final: a rerun does not redo them unless asked
+    assert run_suite(write(tmp_path, text), out=run.out, jobs=2).ran == 0
+    retry = run_suite(write(tmp_path, text), out=run.out, executor="inline", retry_errors=True)
+    assert retry.ran == 12 and len(load_results(run.out)) == 18
+
+
+@pytest.mark.parametrize("how", ["process-pool", "threads", "isolated"])
+def test_task_past_its_time_limit_becomes_an_error_row(tmp_path: Path, how: str) -> None:
+    sleeper = ('[[schedulers]]\nname = "bench-test-sleep"\nparams = { seconds = 60 }\n'
+               "timeout = 0.5\n")
+    text = tiny_suite(seeds="[0]", extra="isolate = true" if how == "isolated" else "",
+                      schedulers='[[schedulers]]\nname = "sequential"\n\n' + sleeper)
+    path = write(tmp_path, text)
+    if how == "threads":
+        with ThreadPoolExecutor(2) as ex:
+            run = run_suite(path, out=tmp_path / "out", executor=ex)
+    else:
+        run = run_suite(path, out=tmp_path / "out", jobs=2)
+    df = run.results()
+    assert (run.ran, run.failed) == (4, 2)
+    slow = df[df["scheduler"] == "bench-test-sleep"]
+    assert set(slow["status"]) == {"timeout"}
+    assert slow["error"].str.contains("time limit of 0.5 s").all()
+    assert set(df.loc[df["scheduler"] == "sequential", "status"]) == {"ok"}
+
+
+def test_cli_bench_and_report(tmp_path: Path, capsys) -> None:
+    path = write(tmp_path, tiny_suite(seeds="[0, 1]"))
+    out = tmp_path / "res"
+    assert main(["bench", str(path), "--out", str(out), "--jobs", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "suite tiny: 4 tasks" in text and "mean/LB" in text and "sequential" in text
+    assert (out / "results.csv").exists() and (out / "report" / "summary.md").exists()
+    assert main(["report", str(out), "--no-plots"]) == 0
+    assert "summary.md" in capsys.readouterr().out
+    # a rerun resumes: nothing left to do
+    assert main(["bench", str(path), "--out", str(out), "--executor", "inline"]) == 0
+    assert "4 of 4 tasks were already done" in capsys.readouterr().out
+
+
+def test_cli_bad_suite_is_an_error_not_a_traceback(tmp_path: Path, capsys) -> None:
+    path = write(tmp_path, tiny_suite().replace('generator = "synthetic"\n', "", 1))
+    assert main(["bench", str(path), "--out", str(tmp_path / "o")]) == 2
+    assert "workloads[0].generator: missing" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_executor_arguments(tmp_path: Path) -> None:
+    from coflowopt.bench.cli import _split_executor
+    from coflowopt.cli import build_parser
+
+    p = build_parser()
+    args = p.parse_args(["bench", "--executor", "dask", "tcp://h:8786", "s.toml"])
+    assert _split_executor(args) == ("dask", "tcp://h:8786") and args.suite == "s.toml"
+    args = p.parse_args(["bench", "s.toml", "--executor", "dask"])
+    assert _split_executor(args) == ("dask", "local")
+    args = p.parse_args(["bench", "--dask", "local"])
+    assert _split_executor(args) == ("dask", "local") and args.suite is None
+    with pytest.raises(ValueError, match="takes no address"):
+        _split_executor(p.parse_args(["bench", "s.toml", "--executor", "local", "x"]))

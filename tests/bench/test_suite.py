@@ -1,0 +1,155 @@
+"""Suite files: parsed into dataclasses, and rejected before anything runs, naming the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import tiny_suite, write
+
+from coflowopt.bench import (
+    DEFAULT_SUITE_TOML,
+    SuiteError,
+    default_suite,
+    expand,
+    load_suite,
+    parse_suite,
+    run_suite,
+    task_key,
+)
+from coflowopt.workloads import find_fb2010
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_default_suite_is_benchmarks_default_toml() -> None:
+    assert (ROOT / "benchmarks" / "default.toml").read_text() == DEFAULT_SUITE_TOML
+    s = default_suite()
+    assert s.name == "default" and s.n_tasks == len(expand(s)) >= 3
+    assert "sequential" in [x.name for x in s.schedulers]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "benchmarks").glob("*.toml")),
+                         ids=lambda p: p.stem)
+def test_shipped_suites_parse(path: Path) -> None:
+    needs_trace = "fb2010" in path.read_text()
+    s = load_suite(path, check=not needs_trace or find_fb2010() is not None)
+    assert s.workloads and s.schedulers
+
+
+def test_parsed_fields(tmp_path: Path) -> None:
+    text = tiny_suite(seeds="2", extra="timeout = 5\nisolate = true",
+                      schedulers='[[schedulers]]\nname = "sequential"\nlabel = "seq"\n'
+                                 "timeout = 1.5\n")
+    s = load_suite(write(tmp_path, text))
+    assert s.seeds == (0, 1) and s.timeout == 5.0 and s.isolate
+    assert s.schedulers[0].label == "seq" and s.schedulers[0].timeout == 1.5
+    assert s.workloads[0].params == {"n_coflows": 12, "ports": 8}
+    tasks = expand(s)
+    assert len(tasks) == s.n_tasks == 4
+    assert tasks[0].timeout == 1.5 and tasks[0].isolate
+    # round trip through the folder's suite.json shape
+    again = parse_suite(text, source="again")
+    assert again.to_dict() == s.to_dict()
+
+
+def test_task_keys_are_stable_and_change_with_params(tmp_path: Path) -> None:
+    s = load_suite(write(tmp_path, tiny_suite()))
+    keys = [t.key for t in expand(s)]
+    assert len(set(keys)) == len(keys)
+    assert keys == [t.key for t in expand(load_suite(write(tmp_path, tiny_suite())))]
+    w, sch = s.workloads[0], s.schedulers[0]
+    assert task_key(w, sch, 0) != task_key(w, sch, 1)
+    s2 = load_suite(write(tmp_path, tiny_suite().replace("n_coflows = 12", "n_coflows = 13")))
+    assert task_key(s2.workloads[0], sch, 0) != task_key(w, sch, 0)
+
+
+def test_workload_seeds_override(tmp_path: Path) -> None:
+    text = tiny_suite(workloads='[[workloads]]\nname = "a"\ngenerator = "synthetic"\n'
+                                "params = { n_coflows = 5, ports = 4 }\nseeds = [7]\n")
+    s = load_suite(write(tmp_path, text))
+    assert [t.seed for t in expand(s)] == [7]
+
+
+def _rejected(tmp_path: Path, text: str, *fragments: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(SuiteError) as info:
+        load_suite(path)
+    msg = str(info.value)
+    assert msg.startswith(str(path)), msg
+    for f in fragments:
+        assert f in msg, msg
+    # run_suite refuses it too, before creating anything
+    out = tmp_path / "out"
+    with pytest.raises(SuiteError):
+        run_suite(path, out=out, executor="inline")
+    assert not out.exists()
+
+
+def test_unknown_scheduler_rejected(tmp_path: Path) -> None:
+    text = tiny_suite(schedulers='[[schedulers]]\nname = "sequential"\n\n'
+                                 '[[schedulers]]\nname = "no-such-scheduler"\n')
+    _rejected(tmp_path, text, "schedulers[1].name", "'no-such-scheduler'", "sequential")
+
+
+@pytest.mark.parametrize(("old", "new", "field"), [
+    ('name = "tiny"\n', "", "name: missing"),
+    ('generator = "synthetic"\n', "", "workloads[0].generator: missing"),
+    ('[[schedulers]]\nname = "sequential"\n', '[[schedulers]]\nlabel = "x"\n',
+     "schedulers[0].name: missing"),
+    ('[[schedulers]]\nname = "sequential"\n', "", "schedulers: missing"),
+])
+def test_missing_field_rejected(tmp_path: Path, old: str, new: str, field: str) -> None:
+    text = tiny_suite()
+    assert old in text
+    _rejected(tmp_path, text.replace(old, new, 1), field)
+
+
+@pytest.mark.parametrize(("old", "new", "fragments"), [
+    ("n_coflows = 12", "n_coflowz = 12", ("workloads[0].params.n_coflowz", "unknown parameter")),
+    ('name = "sequential"\n', 'name = "sequential"\nparams = { speed = 2 }\n',
+     ("schedulers[0].params.speed", "unknown parameter")),
+    ('generator = "synthetic"', 'generator = "nope"', ("workloads[0].generator", "'nope'")),
+    ('metrics = ["avg_cct", "weighted_completion"]', 'metrics = ["avg_ccct"]',
+     ("metrics[0]", "avg_ccct")),
+    ("seeds = [0, 1, 2]", "seeds = [0, -1]", ("seeds[1]",)),
+    ("seeds = [0, 1, 2]", 'seeds = [0]\ncolour = "red"', ("colour: unknown field",)),
+    ('name = "sequential"\n', 'name = "sequential"\ntimeout = -1\n', ("schedulers[0].timeout",)),
+    ('name = "sequential"\n', 'name = "sequential"\n\n[[schedulers]]\nname = "sequential"\n',
+     ("schedulers[1].label", "duplicate")),
+    ('name = "tpcds-3"', 'name = "syn-12"', ("workloads[1].name", "duplicate")),
+    ('imports = ["bench_plugins"]', 'imports = ["no_such_module_xyz"]', ("imports[0]",)),
+    ('params = { n_jobs = 3, ports = 6, weight = "uniform" }', "params = { ports = 6 }",
+     ("workloads[1].params.n_jobs", "missing")),
+])
+def test_bad_field_rejected(tmp_path: Path, old: str, new: str, fragments: tuple[str, ...]
+                            ) -> None:
+    text = tiny_suite()
+    assert old in text
+    _rejected(tmp_path, text.replace(old, new, 1), *fragments)
+
+
+def test_missing_trace_file_rejected(tmp_path: Path) -> None:
+    text = tiny_suite(workloads='[[workloads]]\nname = "t"\ngenerator = "trace"\n'
+                                'params = { path = "missing.txt" }\n')
+    _rejected(tmp_path, text, "workloads[0].params.path", "missing.txt")
+
+
+def test_trace_path_relative_to_suite(tmp_path: Path) -> None:
+    (tmp_path / "t.txt").write_text("4 2\n1 0 2 0 1 1 2:4.0\n2 100 1 3 2 0:2.0 1:3.0\n")
+    text = tiny_suite(workloads='[[workloads]]\nname = "t"\ngenerator = "trace"\n'
+                                'params = { path = "t.txt" }\n', seeds="[0]")
+    run = run_suite(write(tmp_path, text), out=tmp_path / "out", executor="inline")
+    df = run.results()
+    assert list(df["status"]) == ["ok"] and int(df["n_coflows"].iloc[0]) == 2
+
+
+def test_references_and_optimum_checked(tmp_path: Path) -> None:
+    ref = ('\n[[references]]\nscheduler = "varys"\nworkload = "nope"\nmetric = "avg_cct"\n'
+           "value = 1.0\n")
+    _rejected(tmp_path, tiny_suite() + ref, "references[0].workload")
+    _rejected(tmp_path, tiny_suite(extra='optimum = "lp"'), "optimum", "'lp'")
+
+
+def test_not_toml(tmp_path: Path) -> None:
+    _rejected(tmp_path, "name = \n", "not valid TOML")
