@@ -32,6 +32,7 @@ from coflowopt.model import Instance
 __all__ = [
     "AllocState",
     "greedy",
+    "hold",
     "madd",
     "max_min_fair",
     "priority_queues",
@@ -323,6 +324,18 @@ def _max_min(coflows, weight, ptr, order, src, dst, remaining, rate, rem_in, rem
                     alive -= 1
 
 
+@njit(cache=True)
+def _hold(coflows, ptr, order, src, dst, remaining, held, rate, rem_in, rem_out, has_rate):
+    for c in coflows:
+        for i in range(ptr[c], ptr[c + 1]):
+            f = order[i]
+            if remaining[f] > 0.0 and held[f] > 0.0:
+                rate[f] = held[f]
+                rem_in[src[f]] = max(rem_in[src[f]] - held[f], 0.0)
+                rem_out[dst[f]] = max(rem_out[dst[f]] - held[f], 0.0)
+                has_rate[c] = True
+
+
 # -- public wrappers ---------------------------------------------------------------------------
 
 
@@ -366,6 +379,17 @@ def madd(st: AllocState, coflows: np.ndarray, *, backfill: np.ndarray | None = N
     bf = co if backfill is None else _arr(backfill)
     if bf.size:
         _run_greedy(st, bf, False, st.rem_in, st.rem_out)
+    return st.rate
+
+
+def hold(st: AllocState, coflows: np.ndarray, held: np.ndarray) -> np.ndarray:
+    """Start from full capacity and give the unfinished flows of ``coflows`` the rates
+    ``held`` (a length-``F`` array, e.g. reservations made at the last reschedule); further
+    allocators continue on the residual (``fresh=False``)."""
+    co = _arr(coflows)
+    st.reset(co)
+    _hold(co, st.ptr, st.order, st.src, st.dst, st.remaining, held, st.rate, st.rem_in,
+          st.rem_out, st.has_rate)
     return st.rate
 
 

@@ -5,6 +5,16 @@ allocator of :mod:`coflowopt.sim.allocate`.  Orders are recomputed when the set 
 coflows changes (an arrival or a departure), as Varys and Sincronia reschedule; rates are
 recomputed at every event.
 
+Two engines run the same policies: ``engine="fast"`` (default where available: the compiled
+incremental engine of :mod:`coflowopt.sim.fast`) and ``engine="reference"`` (the plain event
+loop of :mod:`coflowopt.sim.engine`, which also runs the variants the fast engine has no kernel
+for: equal intra-coflow split, per-flow fairness, weighted queues, a coordination interval).
+The tests check that both give the same schedule.
+
+Intra-coflow rule: flows of a coflow are served in instance order, each taking
+``min(free ingress, free egress)`` (``split="ordered"``, as in Sincronia's public simulator);
+``split="equal"`` first splits each port equally among the coflow's flows on it.
+
 Registry names: ``varys``, ``aalo``, ``a-sebf``, ``sincronia``, ``fifo``, ``fair``, ``scf``
 (smallest total size first), ``ncf`` (narrowest: fewest flows first), ``lcf`` (shortest
 longest-flow first).
@@ -22,6 +32,13 @@ from coflowopt.schedule import Schedule
 from coflowopt.schedulers.registry import register
 from coflowopt.sim import allocate
 from coflowopt.sim.engine import SimView, simulate
+from coflowopt.sim.fast import (
+    KIND_DCLAS,
+    KIND_SINCRONIA,
+    KIND_STATIC,
+    KIND_VARYS,
+    fast_simulate,
+)
 from coflowopt.sim.orders import bssi, port_loads, sebf_gamma, static_key
 
 __all__ = [
@@ -49,7 +66,7 @@ class OrderPolicy:
 
     clairvoyant = True
 
-    def __init__(self, allocation: str = "greedy", split: str = "equal"):
+    def __init__(self, allocation: str = "greedy", split: str = "ordered"):
         if allocation not in ("greedy", "madd"):
             raise ValueError(f"allocation must be 'greedy' or 'madd', got {allocation!r}")
         self.allocation = allocation
@@ -62,6 +79,11 @@ class OrderPolicy:
 
     def order(self, view: SimView) -> np.ndarray:
         raise NotImplementedError
+
+    def fast(self, inst: Instance) -> tuple[int, dict[str, Any]] | None:
+        """``(kind, arguments)`` for :func:`~coflowopt.sim.fast.fast_simulate`, or ``None``
+        when only the reference engine runs this configuration."""
+        return None
 
     def rates(self, view: SimView) -> float:
         if self._active is None or not np.array_equal(self._active, view.coflows):
@@ -77,7 +99,7 @@ class OrderPolicy:
 class StaticOrderPolicy(OrderPolicy):
     """Order by a key fixed by the coflow's definition (ties: admission time, position)."""
 
-    def __init__(self, key: str, allocation: str = "greedy", split: str = "equal"):
+    def __init__(self, key: str, allocation: str = "greedy", split: str = "ordered"):
         super().__init__(allocation, split)
         self.key = key
         self.clairvoyant = key in ("size", "length", "gamma")
@@ -98,14 +120,31 @@ class StaticOrderPolicy(OrderPolicy):
         key = adm if self._keys is None else self._keys[c]
         return c[np.lexsort((c, adm, key))]
 
+    def fast(self, inst: Instance) -> tuple[int, dict[str, Any]] | None:
+        if self.allocation != "greedy" or self.split != "ordered":
+            return None
+        if self.key == "arrival":
+            return KIND_STATIC, {"key": np.zeros(inst.n_coflows)}  # admission order
+        return KIND_STATIC, {"key": static_key(inst, self.key)}
+
 
 class VarysPolicy(OrderPolicy):
     """SEBF: ascending effective bottleneck ``Gamma_j`` of the remaining volumes with all
-    capacity free, recomputed at arrivals and departures; MADD on the residual capacity, then a
-    work-conserving backfill in the same order (spec section 6)."""
+    capacity free; MADD on the residual capacity; then a work-conserving backfill in the same
+    order (spec section 6).
 
-    def __init__(self, allocation: str = "madd"):
+    ``reschedule="coflow"`` (default): the order and the MADD rates are recomputed at coflow
+    arrivals and departures, as the Varys system reschedules; in between, a flow keeps its MADD
+    rate until it finishes and the backfill is redone at every event.  ``"event"`` recomputes
+    MADD at every event (reference engine only).
+    """
+
+    def __init__(self, allocation: str = "madd", reschedule: str = "coflow"):
         super().__init__(allocation)
+        if reschedule not in ("coflow", "event"):
+            raise ValueError(f"varys: reschedule must be 'coflow' or 'event', got {reschedule!r}")
+        self.reschedule = reschedule
+        self._held: np.ndarray | None = None
 
     def order(self, view: SimView) -> np.ndarray:
         c = view.coflows
@@ -114,6 +153,25 @@ class VarysPolicy(OrderPolicy):
         cap = np.concatenate([view.capacity_in, view.capacity_out])
         g = sebf_gamma(loads, cap)
         return c[np.lexsort((c, view.admitted[c], g))]
+
+    def rates(self, view: SimView) -> float:
+        if self.allocation != "madd" or self.reschedule == "event":
+            return super().rates(view)
+        st = view.alloc
+        if self._active is None or not np.array_equal(self._active, view.coflows):
+            self._active = view.coflows.copy()
+            self._order = np.asarray(self.order(view), dtype=np.int64)
+            allocate.madd(st, self._order, backfill=np.zeros(0, dtype=np.int64))
+            self._held = st.rate.copy()
+        else:
+            allocate.hold(st, self._order, self._held)
+        allocate.greedy(st, self._order, split="ordered", fresh=False)
+        return math.inf
+
+    def fast(self, inst: Instance) -> tuple[int, dict[str, Any]] | None:
+        if self.allocation != "madd" or self.reschedule != "coflow":
+            return None
+        return KIND_VARYS, {}
 
 
 class SincroniaPolicy(OrderPolicy):
@@ -124,22 +182,34 @@ class SincroniaPolicy(OrderPolicy):
     the start) on their full volumes, used for the whole run.
     """
 
-    def __init__(self, mode: str = "online", split: str = "equal"):
+    def __init__(self, mode: str = "online", split: str = "ordered"):
         if mode not in ("online", "offline"):
             raise ValueError(f"sincronia: mode must be 'online' or 'offline', got {mode!r}")
         super().__init__("greedy", split)
         self.mode = mode
         self._rank: np.ndarray | None = None
 
+    @staticmethod
+    def offline_rank(inst: Instance) -> np.ndarray:
+        """Rank of each coflow in the BSSI order of the whole instance on full volumes."""
+        allc = np.arange(inst.n_coflows, dtype=np.int64)
+        cap = np.concatenate([inst.fabric.capacity_in, inst.fabric.capacity_out])
+        sigma = bssi(port_loads(inst, allc, inst.flow_volume), inst.coflow_weight, cap)
+        rank = np.empty(inst.n_coflows, dtype=np.int64)
+        rank[sigma] = np.arange(inst.n_coflows)
+        return rank
+
     def start(self, view: SimView) -> None:
         super().start(view)
         if self.mode == "offline":
-            inst = view.instance
-            allc = np.arange(inst.n_coflows, dtype=np.int64)
-            cap = np.concatenate([view.capacity_in, view.capacity_out])
-            sigma = bssi(port_loads(inst, allc, inst.flow_volume), inst.coflow_weight, cap)
-            self._rank = np.empty(inst.n_coflows, dtype=np.int64)
-            self._rank[sigma] = np.arange(inst.n_coflows)
+            self._rank = self.offline_rank(view.instance)
+
+    def fast(self, inst: Instance) -> tuple[int, dict[str, Any]] | None:
+        if self.split != "ordered":
+            return None
+        if self.mode == "offline":
+            return KIND_STATIC, {"key": self.offline_rank(inst).astype(np.float64)}
+        return KIND_SINCRONIA, {}
 
     def order(self, view: SimView) -> np.ndarray:
         c = view.coflows
@@ -183,7 +253,7 @@ class DCLASPolicy:
 
     def __init__(self, *, queues: int = 10, first: float = 10.0, growth: float = 10.0,
                  thresholds: Any = None, interval: float = 0.0, per: str = "coflow",
-                 queue_weights: Any = None, split: str = "equal"):
+                 queue_weights: Any = None, split: str = "ordered"):
         if thresholds is None:
             if queues < 1 or first <= 0 or growth <= 1:
                 raise ValueError("D-CLAS: need queues >= 1, first > 0, growth > 1")
@@ -198,18 +268,30 @@ class DCLASPolicy:
         self.queue_weights = None if queue_weights is None else np.asarray(queue_weights, float)
         self.split = split
 
+    def normalizer(self, flow_coflow: np.ndarray, flow_dst: np.ndarray, ports: int,
+                   width: np.ndarray) -> np.ndarray:
+        """Per coflow: 1, its number of receiver ports, or its number of flows."""
+        C = width.size
+        if self.per == "receiver":
+            key = flow_coflow.astype(np.int64) * ports + flow_dst
+            return np.bincount(np.unique(key) // ports, minlength=C).astype(float)
+        if self.per == "flow":
+            return width.astype(float)
+        return np.ones(C)
+
+    def fast(self, inst: Instance) -> tuple[int, dict[str, Any]] | None:
+        if self.interval > 0 or self.queue_weights is not None or self.split != "ordered":
+            return None
+        norm = self.normalizer(inst.flow_coflow, inst.flow_dst, inst.ports, inst.coflow_width)
+        return KIND_DCLAS, {"thresholds": self.thresholds, "norm": np.maximum(norm, 1.0)}
+
     def start(self, view: SimView) -> None:
         C = view.coflow_width.size
         self.queue = np.full(C, -1, dtype=np.int64)
         self.entry = np.zeros(C, dtype=np.int64)
         self.counter = 0
-        if self.per == "receiver":
-            key = view.flow_coflow.astype(np.int64) * view.ports + view.flow_dst
-            self.norm = np.bincount(np.unique(key) // view.ports, minlength=C).astype(float)
-        elif self.per == "flow":
-            self.norm = view.coflow_width.astype(float)
-        else:
-            self.norm = np.ones(C)
+        self.norm = np.maximum(self.normalizer(view.flow_coflow, view.flow_dst, view.ports,
+                                               view.coflow_width), 1.0)
         self.next_sync = view.t
 
     def _update(self, view: SimView) -> None:
@@ -272,98 +354,122 @@ class DCLASPolicy:
 # -- registry entries ---------------------------------------------------------------------------
 
 
-def _run(instance: Instance, policy: Any, name: str, params: dict[str, Any]) -> Schedule:
-    sched = simulate(instance, policy)
+ENGINES = ("fast", "reference")
+
+
+def _run(instance: Instance, policy: Any, name: str, params: dict[str, Any],
+         engine: str = "fast") -> Schedule:
+    """Run ``policy`` on the fast engine when it has a kernel for it (else, or with
+    ``engine="reference"``, on the reference engine)."""
+    if engine not in ENGINES:
+        raise ValueError(f"{name}: engine must be one of {ENGINES}, got {engine!r}")
+    spec = policy.fast(instance) if engine == "fast" and hasattr(policy, "fast") else None
+    if spec is not None:
+        kind, kwargs = spec
+        sched = fast_simulate(instance, kind, **kwargs)
+    else:
+        sched = simulate(instance, policy)
+        sched.meta["engine"] = "reference"
     sched.meta.update({"scheduler": name, "params": params})
     return sched
 
 
 @register("varys", kind="online", clairvoyant=True, objective="average CCT (heuristic)",
           summary="SEBF order + MADD + work-conserving backfill (Varys)")
-def varys(instance: Instance, *, seed: Any = None, allocation: str = "madd") -> Schedule:
+def varys(instance: Instance, *, seed: Any = None, allocation: str = "madd",
+          reschedule: str = "coflow", engine: str = "fast") -> Schedule:
     """Varys: smallest effective bottleneck first, MADD rates, backfill. Deterministic."""
     del seed
-    return _run(instance, VarysPolicy(allocation), "varys", {"allocation": allocation})
+    params = {"allocation": allocation, "reschedule": reschedule}
+    return _run(instance, VarysPolicy(allocation, reschedule), "varys", params, engine)
 
 
 @register("sincronia", kind="offline", clairvoyant=True, factor="4",
           objective="sum of weighted CCT (release 0)",
           summary="BSSI order + order-preserving greedy allocation (Sincronia)")
 def sincronia(instance: Instance, *, seed: Any = None, mode: str = "online",
-              split: str = "equal") -> Schedule:
+              split: str = "ordered", engine: str = "fast") -> Schedule:
     """Sincronia: BSSI ordering with greedy order-preserving allocation; ``mode`` offline
     (one order over all coflows) or online (re-ordered at arrivals and departures).
     The factor 4 holds offline with all releases 0."""
     del seed
     return _run(instance, SincroniaPolicy(mode, split), "sincronia",
-                {"mode": mode, "split": split})
+                {"mode": mode, "split": split}, engine)
+
+
+def _static(instance: Instance, key: str, name: str, allocation: str, split: str,
+            engine: str) -> Schedule:
+    params = {"allocation": allocation, "split": split}
+    return _run(instance, StaticOrderPolicy(key, allocation, split), name, params, engine)
 
 
 @register("fifo", kind="online", clairvoyant=False, objective="average CCT (baseline)",
           summary="first in, first out by arrival, greedy allocation")
-def fifo(instance: Instance, *, seed: Any = None, allocation: str = "greedy") -> Schedule:
+def fifo(instance: Instance, *, seed: Any = None, allocation: str = "greedy",
+         split: str = "ordered", engine: str = "fast") -> Schedule:
     """FIFO by admission time (ties by position), order-preserving greedy allocation."""
     del seed
-    return _run(instance, StaticOrderPolicy("arrival", allocation), "fifo",
-                {"allocation": allocation})
+    return _static(instance, "arrival", "fifo", allocation, split, engine)
 
 
 @register("scf", kind="online", clairvoyant=True, objective="average CCT (baseline)",
           summary="smallest total size first, greedy allocation")
-def scf(instance: Instance, *, seed: Any = None, allocation: str = "greedy") -> Schedule:
+def scf(instance: Instance, *, seed: Any = None, allocation: str = "greedy",
+        split: str = "ordered", engine: str = "fast") -> Schedule:
     """Smallest-coflow-first by total volume ``V_j``."""
     del seed
-    return _run(instance, StaticOrderPolicy("size", allocation), "scf",
-                {"allocation": allocation})
+    return _static(instance, "size", "scf", allocation, split, engine)
 
 
 @register("ncf", kind="online", clairvoyant=False, objective="average CCT (baseline)",
           summary="narrowest (fewest flows) first, greedy allocation")
-def ncf(instance: Instance, *, seed: Any = None, allocation: str = "greedy") -> Schedule:
+def ncf(instance: Instance, *, seed: Any = None, allocation: str = "greedy",
+        split: str = "ordered", engine: str = "fast") -> Schedule:
     """Narrowest-coflow-first by number of flows."""
     del seed
-    return _run(instance, StaticOrderPolicy("width", allocation), "ncf",
-                {"allocation": allocation})
+    return _static(instance, "width", "ncf", allocation, split, engine)
 
 
 @register("lcf", kind="online", clairvoyant=True, objective="average CCT (baseline)",
           summary="shortest longest-flow first, greedy allocation")
-def lcf(instance: Instance, *, seed: Any = None, allocation: str = "greedy") -> Schedule:
+def lcf(instance: Instance, *, seed: Any = None, allocation: str = "greedy",
+        split: str = "ordered", engine: str = "fast") -> Schedule:
     """Shortest-coflow-first by length (largest flow volume)."""
     del seed
-    return _run(instance, StaticOrderPolicy("length", allocation), "lcf",
-                {"allocation": allocation})
+    return _static(instance, "length", "lcf", allocation, split, engine)
 
 
 @register("fair", kind="online", clairvoyant=False, objective="average CCT (baseline)",
           summary="per-flow max-min fair sharing")
 def fair(instance: Instance, *, seed: Any = None) -> Schedule:
-    """Per-flow max-min fair sharing of every port, recomputed at every event."""
+    """Per-flow max-min fair sharing of every port, recomputed at every event (reference
+    engine)."""
     del seed
-    return _run(instance, FairPolicy(), "fair", {})
+    return _run(instance, FairPolicy(), "fair", {}, "reference")
 
 
 @register("aalo", kind="online", clairvoyant=False, objective="average CCT (heuristic)",
           summary="D-CLAS: priority queues on bytes sent, FIFO inside, strict priority")
 def aalo(instance: Instance, *, seed: Any = None, queues: int = 10, first: float = 10.0,
          growth: float = 10.0, thresholds: Any = None, interval: float = 0.0,
-         queue_weights: Any = None) -> Schedule:
+         queue_weights: Any = None, split: str = "ordered", engine: str = "fast") -> Schedule:
     """Aalo's D-CLAS with the paper's defaults: 10 queues, first threshold 10 (MB on traces),
     growth 10, strict priority across queues (``queue_weights`` for weighted sharing)."""
     del seed
     params = dict(queues=queues, first=first, growth=growth, thresholds=thresholds,
-                  interval=interval, queue_weights=queue_weights)
-    return _run(instance, DCLASPolicy(per="coflow", **params), "aalo", params)
+                  interval=interval, queue_weights=queue_weights, split=split)
+    return _run(instance, DCLASPolicy(per="coflow", **params), "aalo", params, engine)
 
 
 @register("a-sebf", kind="online", clairvoyant=False, objective="average CCT (heuristic)",
           summary="D-CLAS on bytes sent per receiver port (A-SEBF)")
 def a_sebf(instance: Instance, *, seed: Any = None, queues: int = 10, first: float = 10.0,
            growth: float = 10.0, thresholds: Any = None, interval: float = 0.0,
-           per: str = "receiver", queue_weights: Any = None) -> Schedule:
+           per: str = "receiver", queue_weights: Any = None, split: str = "ordered",
+           engine: str = "fast") -> Schedule:
     """A-SEBF: Aalo's queues on ``lambda = S / W`` (bytes sent over receiver ports), base-10
     thresholds; ``per="flow"`` divides by the number of flows instead."""
     del seed
     params = dict(queues=queues, first=first, growth=growth, thresholds=thresholds,
-                  interval=interval, per=per, queue_weights=queue_weights)
-    return _run(instance, DCLASPolicy(**params), "a-sebf", params)
+                  interval=interval, per=per, queue_weights=queue_weights, split=split)
+    return _run(instance, DCLASPolicy(**params), "a-sebf", params, engine)

@@ -222,3 +222,21 @@ def test_releases_respected_online() -> None:
     v = validate(inst, get("varys")(inst))
     assert v.coflow_completion.tolist() == [2.0, 3.0]
     assert math.isclose(M.cct(v).mean(), (2 + 2) / 2)
+
+
+# -- the two engines agree ------------------------------------------------------------------
+
+FAST = [("varys", {}), ("sincronia", {}), ("sincronia", {"mode": "offline"}), ("fifo", {}),
+        ("scf", {}), ("ncf", {}), ("lcf", {}), ("aalo", {"thresholds": [0.5, 1.5, 4.0]}),
+        ("a-sebf", {"thresholds": [0.5, 1.5, 4.0]}), ("aalo", {})]
+
+
+@pytest.mark.parametrize("name,kw", FAST, ids=[f"{n}-{i}" for i, (n, _) in enumerate(FAST)])
+@settings(max_examples=40, deadline=None)
+@given(inst=instances(max_ports=4, max_coflows=6))
+def test_fast_engine_equals_reference(name: str, kw: dict, inst: Instance) -> None:
+    fast = get(name)(inst, **kw)
+    ref = get(name)(inst, engine="reference", **kw)
+    assert fast.meta["engine"] == "fast" and ref.meta["engine"] == "reference"
+    a, b = validate(inst, fast), validate(inst, ref)
+    np.testing.assert_allclose(a.flow_completion, b.flow_completion, rtol=1e-9, atol=1e-9)
