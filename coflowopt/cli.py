@@ -21,7 +21,11 @@ __all__ = ["COMMAND_MODULES", "main"]
 
 #: Modules that add subcommands: each defines ``add_commands(subparsers)`` and sets ``func`` on
 #: its parsers (``func(args) -> exit code``).
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = (
+    "coflowopt.bench.cli",
+    "coflowopt.proofs_check.cli",
+    "coflowopt.sim.cli",
+)
 
 
 def _is_json(path: str | Path) -> bool:
@@ -199,8 +203,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     np.set_printoptions(linewidth=120)
     try:
         return int(args.func(args))
-    except (InstanceError, InterchangeError, ScheduleError, FileNotFoundError, ValueError) as exc:
-        print(f"coflowopt {args.command}: error: {exc}", file=sys.stderr)
+    except (InstanceError, InterchangeError, ScheduleError, FileNotFoundError, ValueError,
+            KeyError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"coflowopt {args.command}: error: {msg}", file=sys.stderr)
         return 2
 
 

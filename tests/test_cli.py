@@ -89,3 +89,31 @@ def test_gen_synthetic_and_info(tmp_path, capsys) -> None:
     assert main(["gen", "synthetic", "--coflows", "40", "--seed", "3", "-o", str(out)]) == 0
     assert main(["info", str(out)]) == 0
     assert "coflows                      40" in capsys.readouterr().out
+
+
+def test_run_prints_table_and_writes_csv(tmp_path, capsys) -> None:
+    p = tmp_path / "t.txt"
+    p.write_text(TRACE)
+    out_csv = tmp_path / "cct.csv"
+    sched = tmp_path / "s.json"
+    assert main(["run", "--trace", str(p), "-s", "varys,fifo", "--csv", str(out_csv),
+                 "--schedule-out", str(sched)]) == 0
+    text = capsys.readouterr().out
+    assert "varys" in text and "fifo" in text and "avg CCT" in text
+    rows = out_csv.read_text().splitlines()
+    assert rows[0].split(",")[:5] == ["scheduler", "coflow", "release", "completion", "cct"]
+    assert len(rows) == 1 + 2 * 2
+    # coflow 1: 2 mappers x 1 reducer of 4 MB: 2 MB per flow into one 0.125 MB/ms port = 32 ms
+    first = rows[1].split(",")
+    assert first[0] == "varys" and first[1] == "1" and float(first[4]) == 32.0
+    # the schedules were written and validate from the command line
+    for name in ("varys", "fifo"):
+        assert main(["validate", str(p), str(tmp_path / f"s-{name}.json")]) == 0
+
+
+def test_run_unknown_scheduler_fails_before_work(tmp_path, capsys) -> None:
+    p = tmp_path / "t.txt"
+    p.write_text(TRACE)
+    assert main(["run", "--trace", str(p), "-s", "varys,nope"]) == 2
+    captured = capsys.readouterr()
+    assert "unknown scheduler 'nope'" in captured.err and "varys" not in captured.out

@@ -1,0 +1,109 @@
+"""Benchmark: every single-stage scheduler on the full FB2010 trace, and time scaling.
+
+For each scheduler: CPU seconds of the simulation (one core, after a warm-up run that
+compiles the kernels), peak resident memory of its process, validation time, and the average
+and percentile CCT (ms) next to the published figures (Varys 28,528 ms, Aalo 46,098 ms, A-SEBF
+30,800 ms: CoflowSim's numbers, whose semantics differ; see BENCHMARKS.md).  Each scheduler
+runs in its own subprocess so its peak memory is its own.
+
+Scaling: the trace replicated k = 1, 2, 4 times (copy i shifted by i x 3,629,235 ms in time and
+by i x 150 in port index), CPU seconds against flow count.
+
+    python benchmarks/bench_sim.py [--schedulers a,b] [--scaling a,b] [--trace PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+CHILD = r"""
+import json, resource, sys, time
+import numpy as np
+import coflowopt as co
+from coflowopt.workloads import read_trace
+name, path, copies = sys.argv[1], sys.argv[2], int(sys.argv[3])
+inst = read_trace(path)
+if copies > 1:
+    F, m, span = inst.n_flows, inst.ports, float(inst.release.max())
+    k = np.repeat(np.arange(copies), F)
+    src = np.tile(inst.flow_src, copies) + k * m
+    dst = np.tile(inst.flow_dst, copies) + k * m
+    cof = np.tile(inst.flow_coflow, copies) + k * inst.n_coflows
+    rel = np.concatenate([inst.release + i * span for i in range(copies)])
+    inst = co.Instance.from_arrays(co.Fabric.uniform(m * copies, inst.fabric.capacity_in[0]),
+                                   src, dst, np.tile(inst.flow_volume, copies), cof,
+                                   coflow_release=rel, time_unit="ms")
+algo = co.schedulers.get(name)
+small = co.build_instance(co.Fabric.uniform(2, 0.125), coflows=[[(0, 1, 4.0), (1, 0, 2.0)]],
+                          time_unit="ms")
+algo(small)  # compile the kernels outside the measurement
+t0 = time.process_time()
+sched = algo(inst)
+cpu = time.process_time() - t0
+t0 = time.process_time()
+valid = co.validate(inst, sched)
+vcpu = time.process_time() - t0
+cct = co.metrics.cct(valid)
+print(json.dumps({"cpu": cpu, "validate": vcpu, "flows": inst.n_flows,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "avg": float(cct.mean()), "p50": float(np.percentile(cct, 50)),
+                  "p90": float(np.percentile(cct, 90)), "p99": float(np.percentile(cct, 99)),
+                  "under_1e6": float((cct < 1e6).mean()),
+                  "events": sched.meta.get("events"), "engine": sched.meta.get("engine"),
+                  "segments": sched.n_segments}))
+"""
+
+PUBLISHED = {"varys": 28528.0, "aalo": 46098.0, "a-sebf": 30800.0}
+
+
+def run(name: str, path: str, copies: int = 1) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, name, path, str(copies)],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        return {"error": out.stderr.strip().splitlines()[-1] if out.stderr else "failed"}
+    return json.loads(out.stdout)
+
+
+def main() -> None:
+    from coflowopt.workloads import find_fb2010
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--trace", default=None)
+    ap.add_argument("--schedulers", default="varys,aalo,a-sebf,sincronia,fifo,scf,ncf,lcf,fair")
+    ap.add_argument("--scaling", default="sincronia,varys")
+    args = ap.parse_args()
+    path = str(args.trace or find_fb2010() or sys.exit("FB2010 trace not found"))
+    print("| scheduler | engine | CPU s | validate s | peak RSS MB | events | avg CCT ms | "
+          "published | p50 | p90 | p99 | < 10^6 ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name in [s for s in args.schedulers.split(",") if s]:
+        r = run(name, path)
+        if "error" in r:
+            print(f"| {name} | | error: {r['error']} | | | | | | | | | |", flush=True)
+            continue
+        pub = PUBLISHED.get(name)
+        print(f"| {name} | {r['engine']} | {r['cpu']:.1f} | {r['validate']:.1f} | "
+              f"{r['rss_mb']:.0f} | {r['events']:,} | {r['avg']:,.0f} | "
+              f"{f'{pub:,.0f}' if pub else '-'} | {r['p50']:,.0f} | {r['p90']:,.0f} | "
+              f"{r['p99']:,.0f} | {100 * r['under_1e6']:.2f}% |", flush=True)
+    if args.scaling:
+        print("\n| scheduler | copies | flows | CPU s | CPU s per 10^6 flows | ratio to 1x |")
+        print("|---|---|---|---|---|---|")
+        for name in [s for s in args.scaling.split(",") if s]:
+            base = None
+            for k in (1, 2, 4):
+                r = run(name, path, k)
+                if "error" in r:
+                    print(f"| {name} | {k} | | error: {r['error']} | | |", flush=True)
+                    break
+                base = base or r["cpu"]
+                print(f"| {name} | {k} | {r['flows']:,} | {r['cpu']:.1f} | "
+                      f"{r['cpu'] / r['flows'] * 1e6:.1f} | {r['cpu'] / base:.2f} |",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()
