@@ -16,7 +16,7 @@ DEFAULT_SUITE_TOML = """\
 # Format: see `coflowopt.bench.suite` (field paths in errors are 0-based: schedulers[2].name).
 name = "default"
 description = '''
-The embedded FB-like synthetic workload (150 coflows on 150 ports of 1 Gb/s; MB and ms),
+The embedded FB-like synthetic workload (100 coflows on 150 ports of 1 Gb/s; MB and ms),
 three seeds. Each scheduler is compared with the instance's lower bounds and its proven
 factor.'''
 seeds = [0, 1, 2]
@@ -24,27 +24,30 @@ metrics = ["avg_cct", "weighted_completion"]
 timeout = 120
 
 [[workloads]]
-name = "fb-like-150"
+name = "fb-like-100"
 generator = "synthetic"
-params = { n_coflows = 150, ports = 150 }
+params = { n_coflows = 100, ports = 150 }
+
+[[schedulers]]
+name = "varys"
+
+[[schedulers]]
+name = "sincronia"
+
+[[schedulers]]
+name = "aalo"
+
+[[schedulers]]
+name = "a-sebf"
+
+[[schedulers]]
+name = "fifo"
+
+[[schedulers]]
+name = "fair"
 
 [[schedulers]]
 name = "sequential"
-
-# The simulator's policies (coflowopt.sim) join by adding lines like these, with an optional
-# params table, e.g. params = { ... }:
-# [[schedulers]]
-# name = "varys"
-# [[schedulers]]
-# name = "aalo"
-# [[schedulers]]
-# name = "a-sebf"
-# [[schedulers]]
-# name = "sincronia"
-# [[schedulers]]
-# name = "fifo"
-# [[schedulers]]
-# name = "fair"
 """
 
 
