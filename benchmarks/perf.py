@@ -229,6 +229,71 @@ def _harness(ctx: Context) -> Timing:
                   "(durable CSV rows, per-coflow arrays, time limits); < 1 means slower")
 
 
+def _first_coflows(inst: Instance, n: int) -> Instance:
+    keep = np.isin(inst.flow_coflow, np.arange(n))
+    return Instance.from_arrays(inst.fabric, inst.flow_src[keep], inst.flow_dst[keep],
+                                inst.flow_volume[keep], inst.flow_coflow[keep],
+                                coflow_id=inst.coflow_id[:n],
+                                coflow_release=inst.coflow_release[:n], n_coflows=n,
+                                time_unit=inst.time_unit)
+
+
+@perf_case("simulator", ours="Sincronia on the compiled incremental engine",
+           reference="the same policy on the reference engine (every rate at every event)")
+def _simulator(ctx: Context) -> Timing:
+    from coflowopt.schedulers import get
+
+    inst = _first_coflows(ctx.trace(), 60)
+    algo = get("sincronia")
+    algo(inst)  # compile outside the measurement
+    fast = algo(inst)
+    ref_s = algo(inst, engine="reference")
+    a, b = validate(inst, fast), validate(inst, ref_s)
+    assert np.allclose(a.coflow_completion, b.coflow_completion, rtol=1e-9)
+    ours = ctx.best(lambda: algo(inst))
+    ref = ctx.best(lambda: algo(inst, engine="reference"), repeat=1)
+    return Timing(ours, ref, f"first 60 coflows of the {ctx.trace_path()[1]} trace "
+                  f"({inst.n_flows:,} flows, {fast.meta['events']:,} events); same schedule")
+
+
+def _bssi_numpy(p: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """BSSI written plainly with numpy vectors (the reference for the compiled one)."""
+    n = p.shape[0]
+    alive = np.ones(n, dtype=bool)
+    wp = w.astype(float).copy()
+    load = p.sum(axis=0)
+    sigma = np.empty(n, dtype=np.int64)
+    for k in range(n - 1, -1, -1):
+        b = int(np.argmax(load))
+        cand = np.flatnonzero(alive & (p[:, b] > 0))
+        if cand.size == 0:
+            j = int(np.flatnonzero(alive)[-1])
+        else:
+            j = int(cand[np.argmin(wp[cand] / p[cand, b])])
+            others = alive.copy()
+            others[j] = False
+            wp[others] -= wp[j] * p[others, b] / p[j, b]
+        sigma[k] = j
+        alive[j] = False
+        load -= p[j]
+    return sigma
+
+
+@perf_case("ordering", ours="BSSI (`coflowopt.sim.orders.bssi`, compiled)",
+           reference="the same BSSI with numpy vector steps")
+def _ordering(ctx: Context) -> Timing:
+    from coflowopt.sim.orders import bssi, port_loads
+
+    inst = ctx.trace()
+    loads = port_loads(inst, np.arange(inst.n_coflows), inst.flow_volume)
+    w = np.asarray(inst.coflow_weight)
+    assert np.array_equal(bssi(loads, w), _bssi_numpy(loads, w))
+    ours = ctx.best(lambda: bssi(loads, w))
+    ref = ctx.best(lambda: _bssi_numpy(loads, w))
+    return Timing(ours, ref, f"all {inst.n_coflows} coflows x {loads.shape[1]} ports of the "
+                  f"{ctx.trace_path()[1]} trace; same order")
+
+
 # -- driver ----------------------------------------------------------------------------------
 
 
