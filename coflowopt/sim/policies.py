@@ -47,6 +47,7 @@ __all__ = [
     "OrderPolicy",
     "SincroniaPolicy",
     "StaticOrderPolicy",
+    "VarysDeadlinePolicy",
     "VarysPolicy",
     "a_sebf",
     "aalo",
@@ -172,6 +173,82 @@ class VarysPolicy(OrderPolicy):
         if self.allocation != "madd" or self.reschedule != "coflow":
             return None
         return KIND_VARYS, {}
+
+
+class VarysDeadlinePolicy:
+    """Varys's deadline mode (spec section 6), on the reference engine.
+
+    A coflow whose job has a deadline ``D`` (absolute) is admitted at its arrival ``t`` iff its
+    effective bottleneck on the capacity left by the already admitted coflows satisfies
+    ``Gamma (1 + pad) <= D - t``; an admitted coflow then holds ``remaining / (D - t)`` on each
+    flow until the flow finishes, which meets the deadline.  A rejected coflow is served best
+    effort, after everything else.  Coflows without a deadline get SEBF + MADD on what the
+    admitted ones leave.  Every event ends with the work-conserving backfill in the order
+    admitted (by deadline), no deadline (SEBF), rejected.  ``meta`` lists the admitted and the
+    rejected coflow positions.
+    """
+
+    clairvoyant = True
+
+    def __init__(self, pad: float = 0.0):
+        if pad < 0:
+            raise ValueError(f"varys: pad must be >= 0, got {pad}")
+        self.pad = float(pad)
+
+    def start(self, view: SimView) -> None:
+        inst = view.instance
+        self.deadline = inst.job_deadline[inst.coflow_job]
+        self.decided: dict[int, bool | None] = {}
+        self.reserved = np.zeros(inst.n_flows)
+        self._active: np.ndarray | None = None
+
+    def _admit(self, view: SimView, new: np.ndarray) -> None:
+        inst, st = view.instance, view.alloc
+        for c in new[np.lexsort((new, view.admitted[new]))]:
+            c = int(c)
+            dl = float(self.deadline[c])
+            if math.isnan(dl):
+                self.decided[c] = None
+                continue
+            held = self.reserved * (st.remaining > 0)
+            free_in = inst.fabric.capacity_in - np.bincount(inst.flow_src, weights=held,
+                                                            minlength=inst.ports)
+            free_out = inst.fabric.capacity_out - np.bincount(inst.flow_dst, weights=held,
+                                                              minlength=inst.ports)
+            f = view.unfinished_flows(c)
+            li = np.bincount(inst.flow_src[f], weights=st.remaining[f], minlength=inst.ports)
+            lo = np.bincount(inst.flow_dst[f], weights=st.remaining[f], minlength=inst.ports)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                need = np.concatenate([np.where(li > 0, li / np.maximum(free_in, 0), 0),
+                                       np.where(lo > 0, lo / np.maximum(free_out, 0), 0)])
+            gamma = float(np.nan_to_num(need, nan=np.inf).max(initial=0.0))
+            left = dl - view.t
+            ok = left > 0 and gamma * (1 + self.pad) <= left * (1 + 1e-12)
+            self.decided[c] = ok
+            if ok:
+                self.reserved[f] = st.remaining[f] / left
+
+    def rates(self, view: SimView) -> float:
+        st = view.alloc
+        c = view.coflows
+        if self._active is None or not np.array_equal(self._active, c):
+            self._active = c.copy()
+            new = np.asarray([x for x in c.tolist() if x not in self.decided], dtype=np.int64)
+            if new.size:
+                self._admit(view, new)
+        adm = np.asarray([x for x in c.tolist() if self.decided.get(x) is True], dtype=np.int64)
+        adm = adm[np.lexsort((adm, self.deadline[adm]))] if adm.size else adm
+        free = np.asarray([x for x in c.tolist() if self.decided.get(x) is None],
+                          dtype=np.int64)
+        if free.size:
+            loads = port_loads(view.instance, free, view.remaining)
+            cap = np.concatenate([view.capacity_in, view.capacity_out])
+            free = free[np.lexsort((free, view.admitted[free], sebf_gamma(loads, cap)))]
+        rej = np.asarray([x for x in c.tolist() if self.decided.get(x) is False], dtype=np.int64)
+        allocate.hold(st, c, self.reserved)
+        allocate.madd(st, free, backfill=np.zeros(0, dtype=np.int64), fresh=False)
+        allocate.greedy(st, np.concatenate([adm, free, rej]), split="ordered", fresh=False)
+        return math.inf
 
 
 class SincroniaPolicy(OrderPolicy):
@@ -377,9 +454,18 @@ def _run(instance: Instance, policy: Any, name: str, params: dict[str, Any],
 @register("varys", kind="online", clairvoyant=True, objective="average CCT (heuristic)",
           summary="SEBF order + MADD + work-conserving backfill (Varys)")
 def varys(instance: Instance, *, seed: Any = None, allocation: str = "madd",
-          reschedule: str = "coflow", engine: str = "fast") -> Schedule:
-    """Varys: smallest effective bottleneck first, MADD rates, backfill. Deterministic."""
+          reschedule: str = "coflow", deadlines: bool = False, pad: float = 0.0,
+          engine: str = "fast") -> Schedule:
+    """Varys: smallest effective bottleneck first, MADD rates, backfill. Deterministic.
+    ``deadlines=True``: the deadline admission mode (:class:`VarysDeadlinePolicy`, job
+    deadlines of the instance, admission pad ``pad``)."""
     del seed
+    if deadlines:
+        policy = VarysDeadlinePolicy(pad)
+        sched = _run(instance, policy, "varys", {"deadlines": True, "pad": pad}, "reference")
+        sched.meta["admitted"] = sorted(c for c, v in policy.decided.items() if v is True)
+        sched.meta["rejected"] = sorted(c for c, v in policy.decided.items() if v is False)
+        return sched
     params = {"allocation": allocation, "reschedule": reschedule}
     return _run(instance, VarysPolicy(allocation, reschedule), "varys", params, engine)
 

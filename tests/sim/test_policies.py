@@ -240,3 +240,31 @@ def test_fast_engine_equals_reference(name: str, kw: dict, inst: Instance) -> No
     assert fast.meta["engine"] == "fast" and ref.meta["engine"] == "reference"
     a, b = validate(inst, fast), validate(inst, ref)
     np.testing.assert_allclose(a.flow_completion, b.flow_completion, rtol=1e-9, atol=1e-9)
+
+
+def test_varys_deadline_admission() -> None:
+    from coflowopt import JobSpec
+
+    # one port pair; A (deadline 2) needs 2 units: admitted at rate 1; B (deadline 3) finds no
+    # free capacity at t=0: rejected, served after A and late; C has no deadline
+    inst = build_instance(2, jobs=[
+        JobSpec([CoflowSpec([(0, 0, 2.0)], id="A")], id="a", deadline=2.0),
+        JobSpec([CoflowSpec([(0, 0, 2.0)], id="B")], id="b", deadline=3.0),
+        JobSpec([CoflowSpec([(1, 1, 1.0)], id="C")], id="c"),
+    ])
+    s = get("varys")(inst, deadlines=True)
+    v = validate(inst, s)
+    assert s.meta["admitted"] == [0] and s.meta["rejected"] == [1]
+    assert v.coflow_completion.tolist() == [2.0, 4.0, 1.0]
+    assert M.deadline_misses(v).tolist() == [False, True, False]
+    # two coflows that fit together: A reserves half the port, B's Gamma on the other half
+    # is 2 <= 2, so both are admitted and both finish exactly on time
+    late = build_instance(2, jobs=[
+        JobSpec([CoflowSpec([(0, 0, 1.0)], id="A")], id="a", deadline=2.0),
+        JobSpec([CoflowSpec([(0, 0, 1.0)], id="B")], id="b", deadline=2.0),
+    ])
+    s2 = get("varys")(late, deadlines=True)
+    v2 = validate(late, s2)
+    assert s2.meta["admitted"] == [0, 1]
+    assert v2.coflow_completion.tolist() == [2.0, 2.0]
+    assert not M.deadline_misses(v2).any()
