@@ -1,0 +1,116 @@
+"""Exact formulations of coflow scheduling (imported as ``coflowopt.lp``).
+
+One container, :class:`LinearProgram` (cost, sparse matrix, row/column bounds, integrality,
+names), written once per formulation as arrays and solved by :func:`solve` on HiGHS (default),
+scipy or PuLP; every solve returns a :class:`SolveResult` (status, objective, bound, gap,
+runtime, solution).  Formulations:
+
+- time-indexed (slotted) weighted-CCT MILP and PS(E): :func:`time_indexed_model`,
+  :func:`ps_model`; SPS: :func:`sps_model`; a fluid LP lower bound:
+  :func:`time_indexed_lower_bound`;
+- slowdown feasibility LP and the bisection for ``E*``: :func:`slowdown_feasibility`,
+  :func:`min_slowdown`, and the MPS closed form :func:`mps`;
+- ordering LPs: :func:`ordering_lp` (single stage), :func:`job_ordering_lp` (multi-stage LP (3)
+  by separation), :func:`tian_lp` (the ``O(m)`` baseline), and the primal-dual orders
+  :func:`bssi_order`, :func:`primal_dual_job_order`;
+- the exact fluid optimum of tiny instances: :func:`fluid_optimum`; the best lower bound:
+  :func:`best_lower_bound`.
+
+Which number bounds what is stated in each docstring: a slotted MILP optimum is an *upper*
+bound on the true (fluid) optimum; the LPs are *lower* bounds; relaxations carry no schedule.
+"""
+
+from .backends import BACKENDS, pulp_problem, solve
+from .bounds import LowerBound, best_lower_bound
+from .fluid import fluid_optimum, order_lp
+from .model import (
+    Block,
+    LinearProgram,
+    LPDataError,
+    ModelBuilder,
+    SolveParams,
+    SolveResult,
+    Status,
+)
+from .ordering import (
+    BSSIResult,
+    JobOrderResult,
+    LPBound,
+    bssi_order,
+    coflow_port_loads,
+    job_ordering_lp,
+    job_port_loads,
+    order_cost,
+    ordering_lp,
+    primal_dual_job_order,
+    tian_lp,
+)
+from .progress import StaticProgress, ps_model, sps_model, static_progress
+from .slowdown import (
+    FeasibilityResult,
+    MPSResult,
+    SlowdownResult,
+    min_slowdown,
+    mps,
+    slowdown_feasibility,
+    slowdown_lp,
+)
+from .timeindexed import (
+    OBJECTIVES,
+    ExactSolution,
+    TimeIndexedModel,
+    TimeIndexedParams,
+    deadlines,
+    slot_horizon,
+    solve_time_indexed,
+    time_indexed_lower_bound,
+    time_indexed_model,
+)
+
+__all__ = [
+    "BACKENDS",
+    "OBJECTIVES",
+    "BSSIResult",
+    "Block",
+    "ExactSolution",
+    "FeasibilityResult",
+    "JobOrderResult",
+    "LPBound",
+    "LPDataError",
+    "LinearProgram",
+    "LowerBound",
+    "MPSResult",
+    "ModelBuilder",
+    "SlowdownResult",
+    "SolveParams",
+    "SolveResult",
+    "StaticProgress",
+    "Status",
+    "TimeIndexedModel",
+    "TimeIndexedParams",
+    "best_lower_bound",
+    "bssi_order",
+    "coflow_port_loads",
+    "deadlines",
+    "fluid_optimum",
+    "job_ordering_lp",
+    "job_port_loads",
+    "min_slowdown",
+    "mps",
+    "order_cost",
+    "order_lp",
+    "ordering_lp",
+    "primal_dual_job_order",
+    "ps_model",
+    "pulp_problem",
+    "slot_horizon",
+    "slowdown_feasibility",
+    "slowdown_lp",
+    "solve",
+    "solve_time_indexed",
+    "sps_model",
+    "static_progress",
+    "tian_lp",
+    "time_indexed_lower_bound",
+    "time_indexed_model",
+]

@@ -1,0 +1,309 @@
+"""Slowdown feasibility (Theorem 2 of [CF]), the minimum slowdown ``E*`` by bisection, and MPS.
+
+Single-stage spec section 3.  With a fixed ``E`` the slowdown constraint (7),
+``phi_j (C_j - r_j) <= E C_j^0``, is a deadline ``D_j = r_j + E C_j^0 / phi_j`` for every flow
+of coflow ``j``; deciding whether all deadlines can be met is a linear feasibility problem.
+
+- **LP-interval(E)** (default, exact for the fluid model): cut time at the distinct values of
+  ``{r_j} u {D_j}`` (and 0) into ``I_k = (tau_{k-1}, tau_k]``; variables ``y_i(k) in [0, 1]``
+  (the fraction of flow ``i`` served in ``I_k``) for the intervals inside ``[r_j, D_j]``::
+
+      sum_k y_i(k) = 1                                          every flow i
+      sum_{i through l} v_i y_i(k) <= B_l (tau_k - tau_{k-1})    every port l, interval k
+
+  Serving ``v_i y_i(k)`` at constant rate over ``I_k`` meets every port capacity, so a
+  feasible point is a schedule meeting all deadlines (returned, validate it); conversely any
+  such schedule gives a feasible point.  Hence feasible <=> some fluid schedule meets all
+  ``D_j``.  The capacity rows are divided by the time span ``tau_K - tau_0`` so that every
+  coefficient is O(1) and the solver's absolute tolerance (1e-7) is relative to the span: on
+  trace-like data isolation times range over five orders of magnitude, and unscaled LPs near
+  ``E*`` took minutes.
+- **LP-slot(E)** (the slotted form of [CF]'s complexity count): variables ``x_i(t)`` for slots
+  ``t = ceil(r_j / Delta) + 1 .. floor(D_j / Delta)``, ``sum_t x_i(t) = 1``, capacity (8).
+  Feasible <=> PS(E) (the slotted MILP) is feasible.
+
+``E*`` is the smallest feasible ``E``; :func:`min_slowdown` finds it by bisection (3.2).
+:func:`mps` is the closed form of spec 3.3 (``E_MPS <= E*``, batch with ``r = 0`` only).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from coflowopt.model import Instance
+from coflowopt.schedule import Schedule
+
+from .backends import solve
+from .model import LinearProgram, ModelBuilder, SolveParams, SolveResult, Status
+from .timeindexed import _phi
+
+__all__ = [
+    "FeasibilityResult",
+    "MPSResult",
+    "SlowdownResult",
+    "min_slowdown",
+    "mps",
+    "slowdown_feasibility",
+    "slowdown_lp",
+]
+
+_EPS = 1e-9
+#: default for the feasibility LPs on HiGHS: interior point.  They are degenerate near ``E*``
+#: and badly scaled on trace-like data (isolation times from 1 to 1e5); there the simplex
+#: took 20-120 s per LP where the interior point method took about 1 s.
+IPM = SolveParams(options={"solver": "ipm"})
+
+
+def _single_stage(inst: Instance, what: str) -> None:
+    if inst.starts_after.size:
+        raise ValueError(f"{what}: single-stage model; the instance has Starts-After edges "
+                         "(slowdown of a coflow DAG is not defined by the spec)")
+
+
+@dataclass(frozen=True, eq=False)
+class SlowdownLP:
+    """A built feasibility LP and what decodes its solution."""
+
+    lp: LinearProgram
+    form: str
+    E: float
+    breakpoints: np.ndarray
+    var_flow: np.ndarray
+    var_interval: np.ndarray
+    rate_scale: np.ndarray  # per variable: volume / interval length per unit of the variable
+
+    def schedule(self, x: np.ndarray, instance: Instance) -> Schedule:
+        y = np.asarray(x, dtype=np.float64).copy()
+        y[y < 1e-12] = 0.0
+        amount = y * self.rate_scale[1]
+        served = np.bincount(self.var_flow, weights=amount, minlength=instance.n_flows)
+        scale = np.divide(instance.flow_volume, served, out=np.ones(instance.n_flows),
+                          where=served > 0)
+        keep = amount > 0
+        k = self.var_interval[keep]
+        rate = amount[keep] * scale[self.var_flow[keep]] / self.rate_scale[0][keep]
+        return Schedule.from_segments(self.breakpoints, self.var_flow[keep], rate, k, k + 1,
+                                      meta={"scheduler": f"slowdown_{self.form}", "E": self.E})
+
+
+def slowdown_lp(instance: Instance, E: float, phi: Any = None, *, form: str = "interval",
+                slot: float = 1.0) -> SlowdownLP:
+    """The feasibility LP for slowdown bound ``E`` (module docstring); objective 0."""
+    _single_stage(instance, "slowdown_lp")
+    if form not in ("interval", "slot"):
+        raise ValueError(f"form: expected 'interval' or 'slot', got {form!r}")
+    if math.isnan(E) or E <= 0:
+        raise ValueError(f"E: must be > 0, got {E}")
+    inst = instance
+    ph = _phi(inst, phi)
+    wf = np.flatnonzero(inst.flow_volume > 0)
+    fc = inst.flow_coflow[wf].astype(np.int64)
+    v = inst.flow_volume[wf]
+    rel = inst.release
+    D = rel + E * inst.isolation_time / ph if math.isfinite(E) else \
+        np.full(inst.n_coflows, rel.max(initial=0.0) + inst.isolation_time.sum())
+    if form == "interval":
+        pts = np.unique(np.r_[min(0.0, float(rel.min(initial=0.0))), rel, D])
+        lo = np.searchsorted(pts, rel[fc] - _EPS * np.maximum(1, np.abs(rel[fc])), side="left")
+        hi = np.searchsorted(pts, D[fc] + _EPS * np.maximum(1, np.abs(D[fc])), side="right") - 1
+        # variable (flow, k) for intervals k = lo+1 .. hi  (interval k = (pts[k-1], pts[k]])
+        first, last = lo + 1, hi
+        length = np.diff(pts)
+        bp = pts
+    else:
+        first = (np.ceil(rel[fc] / slot - _EPS) + 1).astype(np.int64)
+        last = np.floor(D[fc] / slot + _EPS).astype(np.int64)
+        K = int(max(last.max(initial=0), 1))
+        bp = np.arange(K + 1, dtype=np.float64) * slot
+        length = np.full(K, slot)
+    cnt = np.maximum(last - first + 1, 0)
+    var_f = np.repeat(np.arange(wf.size), cnt)
+    var_k = np.repeat(first, cnt) + (np.arange(var_f.size) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+    var_k0 = var_k - 1  # 0-based interval index
+    nK = length.size
+    # variables are fractions of each flow; capacity rows are divided by the time span, so
+    # every coefficient and bound is O(1) and the solver's tolerance is relative to the span
+    span = float(bp[-1] - bp[0]) if bp.size > 1 and bp[-1] > bp[0] else 1.0
+    b = ModelBuilder(f"slowdown_{form}")
+    y = b.add_columns("y", var_f.size, lb=0.0, ub=1.0)
+    b.add_rows("volume", wf.size, var_f, y, 1.0, lower=1.0, upper=1.0)
+    amount_per_var = v[var_f]
+    m = inst.ports
+    for side, port, cap in (("capacity_in", inst.flow_src[wf], inst.fabric.capacity_in),
+                            ("capacity_out", inst.flow_dst[wf], inst.fabric.capacity_out)):
+        port = port.astype(np.int64)
+        b.add_rows(side, m * nK, port[var_f] * nK + var_k0, y, amount_per_var / span,
+                   upper=(cap[:, None] * length[None, :]).ravel() / span)
+    lp = b.build(meta={"E": E, "form": form})
+    return SlowdownLP(lp, form, E, bp, wf[var_f], var_k0,
+                      np.vstack([length[var_k0], amount_per_var]))
+
+
+@dataclass(frozen=True, eq=False)
+class FeasibilityResult:
+    """Outcome of one slowdown feasibility LP: ``feasible`` is ``None`` when the solver could
+    not decide (time limit, error); ``schedule`` meets every deadline when feasible."""
+
+    E: float
+    feasible: bool | None
+    result: SolveResult
+    schedule: Schedule | None = None
+
+
+def slowdown_feasibility(instance: Instance, E: float, phi: Any = None, *,
+                         form: str = "interval", slot: float = 1.0,
+                         params: SolveParams | None = None,
+                         backend: str = "highs") -> FeasibilityResult:
+    """Decide whether every coflow can meet ``phi_j (C_j - r_j) <= E C_j^0`` (Theorem 2 of
+    [CF], as LP-interval or LP-slot).  On HiGHS the default is its interior point solver
+    (:data:`IPM`)."""
+    model = slowdown_lp(instance, E, phi, form=form, slot=slot)
+    if params is None and backend == "highs":
+        params = IPM
+    res = solve(model.lp, params, backend=backend)
+    if res.status is Status.OPTIMAL and res.x is not None:
+        return FeasibilityResult(E, True, res, model.schedule(res.x, instance))
+    if res.status is Status.INFEASIBLE:
+        return FeasibilityResult(E, False, res)
+    return FeasibilityResult(E, None, res)
+
+
+@dataclass(frozen=True)
+class MPSResult:
+    """``E_MPS`` and the MPS order ``sigma`` (coflow positions, first served first)."""
+
+    E: float
+    order: np.ndarray
+
+
+def mps(instance: Instance, phi: Any = None) -> MPSResult:
+    """Minimum Primal Slowdown (single-stage spec 3.3, reconstruction [INF]).
+
+    Sort coflows by ``C_j^0 / phi_j`` ascending (ties: position); with ``T(A_k)`` the port
+    makespan of the first ``k`` coflows, ``E_MPS = max_k phi_{sigma(k)} T(A_k) /
+    C^0_{sigma(k)}``.  A lower bound on ``E*`` for a batch (all ``r_j`` equal); O(N log N +
+    flows) with running port loads.  Coflows with ``C_j^0 = 0`` are ignored.
+    """
+    _single_stage(instance, "mps")
+    inst = instance
+    ph = _phi(inst, phi)
+    c0 = inst.isolation_time
+    order = np.lexsort((np.arange(inst.n_coflows), c0 / ph))
+    li, lo = inst.port_loads
+    li = (li.multiply(1.0 / inst.fabric.capacity_in[None, :])).tocsr()
+    lo = (lo.multiply(1.0 / inst.fabric.capacity_out[None, :])).tocsr()
+    load_in = np.zeros(inst.ports)
+    load_out = np.zeros(inst.ports)
+    T = 0.0
+    E = 0.0
+    for j in order:
+        for mat, load in ((li, load_in), (lo, load_out)):
+            a, b = mat.indptr[j], mat.indptr[j + 1]
+            idx = mat.indices[a:b]
+            load[idx] += mat.data[a:b]
+            if b > a:
+                T = max(T, float(load[idx].max()))
+        if c0[j] > 0:
+            E = max(E, float(ph[j]) * T / float(c0[j]))
+    return MPSResult(E, order)
+
+
+@dataclass(frozen=True, eq=False)
+class SlowdownResult:
+    """Result of the bisection for ``E*``.
+
+    ``E_star``: the smallest feasible ``E`` found (``E_hi`` at the end; within ``tol`` of the
+    true minimum); ``E_lo``: the largest ``E`` shown infeasible (or the starting lower bound);
+    ``lp_solves``: number of feasibility LPs; ``E_mps``: the MPS bound (NaN with releases);
+    ``schedule``: a schedule meeting ``E_star`` (validate it); ``history``: ``(E, feasible)``.
+    """
+
+    E_star: float
+    E_lo: float
+    E_hi: float
+    lp_solves: int
+    runtime: float
+    E_mps: float
+    schedule: Schedule | None
+    history: list[tuple[float, bool | None]] = field(default_factory=list)
+
+
+def min_slowdown(instance: Instance, phi: Any = None, *, rtol: float = 1e-3,
+                 form: str = "interval", slot: float = 1.0, E_hi: float | None = None,
+                 params: SolveParams | None = None, backend: str = "highs",
+                 max_solves: int = 200, use_mps: bool = True) -> SlowdownResult:
+    """The minimum feasible slowdown ``E*`` by bisection on the feasibility LP (spec 3.2).
+
+    1. ``E_lo = max(max_j phi_j, E_MPS)`` for a batch (``E_MPS`` from :func:`mps`), else
+       ``max_j phi_j``;
+    2. ``E_hi``: the largest ``phi_j (C_j - r_j) / C_j^0`` of a feasible schedule, unless given:
+       the better of the sequential schedule in MPS order and in release order;
+    3. if ``E_lo`` is feasible return it; else bisect until ``E_hi - E_lo <= rtol * E_lo`` and
+       return ``E_hi``: geometric midpoints ``sqrt(E_lo E_hi)`` while ``E_hi > 2 E_lo`` ([PROP];
+       about ``log2 log2(E_hi / E_lo)`` LPs), then arithmetic ones
+       (``ceil(log2((E_hi - E_lo) / (rtol E_lo)))`` LPs).
+
+    ``use_mps=False`` starts from ``max_j phi_j`` even for a batch (to time the bisection
+    itself: ``E_MPS`` is usually feasible at once).  Feasibility is decided to the LP solver's
+    absolute tolerance (1e-7 in HiGHS), so ``E*`` is exact up to about ``rtol``.
+    """
+    _single_stage(instance, "min_slowdown")
+    inst = instance
+    t0 = time.perf_counter()
+    ph = _phi(inst, phi)
+    work = inst.isolation_time > 0
+    if not work.any():
+        return SlowdownResult(1.0, 1.0, 1.0, 0, 0.0, math.nan, Schedule.empty(), [])
+    batch = bool(np.allclose(inst.release, inst.release[0]))
+    E_mps = mps(inst, ph).E if batch else math.nan
+    lo = float(ph[work].max())
+    if batch and use_mps:
+        lo = max(lo, E_mps)
+    if E_hi is None:
+        from coflowopt.schedulers.baselines import sequential
+        from coflowopt.validate import validate
+
+        hi = math.inf
+        for order in (mps(inst, ph).order, None):  # MPS order; release order
+            vs = validate(inst, sequential(inst, order=order))
+            cct = vs.coflow_completion - inst.release
+            hi = min(hi, float(np.max(ph[work] * cct[work] / inst.isolation_time[work])))
+        hi = max(hi, lo)
+    else:
+        hi = float(E_hi)
+    history: list[tuple[float, bool | None]] = []
+
+    def feasible(E: float) -> FeasibilityResult:
+        r = slowdown_feasibility(inst, E, ph, form=form, slot=slot, params=params,
+                                 backend=backend)
+        history.append((E, r.feasible))
+        return r
+
+    first = feasible(lo)
+    if first.feasible:
+        return SlowdownResult(lo, lo, lo, 1, time.perf_counter() - t0, E_mps, first.schedule,
+                              history)
+    best = None
+    top = feasible(hi)
+    grow = 0
+    while not top.feasible and grow < 20:  # safety: widen the bracket if needed
+        lo, hi = hi, hi * 2.0
+        top = feasible(hi)
+        grow += 1
+    best = top
+    while hi - lo > rtol * lo and len(history) < max_solves:
+        # geometric steps while the bracket spans more than a factor 2 (a bracket from a
+        # sequential schedule can reach 1e5 on trace data), then arithmetic ones
+        mid = math.sqrt(lo * hi) if hi > 2 * lo else 0.5 * (lo + hi)
+        r = feasible(mid)
+        if r.feasible:
+            hi, best = mid, r
+        else:
+            lo = mid
+    return SlowdownResult(hi, lo, hi, len(history), time.perf_counter() - t0, E_mps,
+                          best.schedule if best is not None else None, history)
