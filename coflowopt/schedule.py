@@ -19,17 +19,13 @@ from typing import Any
 
 import numpy as np
 
+from coflowopt.model import _frozen
+
 __all__ = ["Schedule", "ScheduleError"]
 
 
 class ScheduleError(ValueError):
     """Malformed schedule data (not an infeasibility: see :mod:`coflowopt.validate`)."""
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    a.flags.writeable = False
-    return a
 
 
 @dataclass(frozen=True, eq=False)
