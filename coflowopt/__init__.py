@@ -5,7 +5,7 @@ The data flow: a workload (trace or generator) gives an :class:`Instance`; an al
 input the metrics accept.
 """
 
-from coflowopt import bounds, metrics, schedulers, workloads
+from coflowopt import bounds, metrics, schedulers, sim, workloads
 from coflowopt.interchange import (
     InterchangeError,
     load_instance,
@@ -57,6 +57,7 @@ __all__ = [
     "save_instance",
     "save_schedule",
     "schedulers",
+    "sim",
     "validate",
     "workloads",
 ]

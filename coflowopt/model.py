@@ -552,6 +552,15 @@ class Instance:
         np.cumsum(np.bincount(e[:, 1], minlength=self.n_coflows), out=ptr[1:])
         return _frozen(ptr), _frozen(e[order, 0].astype(np.int64))
 
+    @cached_property
+    def successors_ptr(self) -> tuple[np.ndarray, np.ndarray]:
+        """CSR ``(ptr, succ)`` of Starts-After successors of each coflow."""
+        e = self.starts_after
+        order = np.argsort(e[:, 0], kind="stable")
+        ptr = np.zeros(self.n_coflows + 1, dtype=np.int64)
+        np.cumsum(np.bincount(e[:, 0], minlength=self.n_coflows), out=ptr[1:])
+        return _frozen(ptr), _frozen(e[order, 1].astype(np.int64))
+
     def _longest_path(self, node_weight: np.ndarray, start: np.ndarray) -> np.ndarray:
         """``finish[c] = max(start[c], max_pred finish[p]) + node_weight[c]`` over the DAG."""
         finish = start + node_weight

@@ -256,14 +256,7 @@ def simulate(
     rel = np.asarray(inst.release, dtype=np.float64)
     ptr_p, _ = inst.predecessors_ptr
     n_pred = np.diff(ptr_p).astype(np.int64)
-    succ_order = np.argsort(inst.starts_after[:, 0], kind="stable") if inst.starts_after.size \
-        else np.zeros(0, np.int64)
-    succ = inst.starts_after[succ_order, 1].astype(np.int64)
-    succ_ptr = np.zeros(C + 1, dtype=np.int64)
-    if inst.starts_after.size:
-        np.cumsum(np.bincount(inst.starts_after[:, 0], minlength=C), out=succ_ptr[1:])
-
-    left = np.diff(st.ptr).astype(np.int64)
+    succ_ptr, succ = inst.successors_ptr
     # zero-volume flows are finished from the start
     st.remaining[st.volume <= 0] = 0.0
     left = np.bincount(inst.flow_coflow[st.volume > 0], minlength=C).astype(np.int64)

@@ -288,7 +288,6 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     n_events = 0
     n_full = 0
     n_visits = 0
-    n_heap = 0
     n_dead = 0
     full = False
     while n_done < C:
@@ -497,8 +496,6 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     continue
                 stamp[g] = stamp_id
                 n_visits += 1
-                if finished[g]:
-                    n_heap += 1
 
                 s_, d_ = src[g], dst[g]
                 resb_in[g] += dcap_in[s_]
@@ -568,7 +565,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             tn = tk[0]
         if tn == np.inf:
             return (bps[: kk + 1], sf[:ns], sr[:ns], sa[:ns], sb[:ns], -1, n_events, n_full,
-                    n_visits, n_heap)
+                    n_visits)
         if tn > t:
             kk += 1
             bps = _grow_f(bps, kk)
@@ -660,7 +657,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             sa[ns] = opened[f]
             sb[ns] = kk
             ns += 1
-    return bps[: kk + 1], sf[:ns], sr[:ns], sa[:ns], sb[:ns], 0, n_events, n_full, n_visits, n_heap
+    return bps[: kk + 1], sf[:ns], sr[:ns], sa[:ns], sb[:ns], 0, n_events, n_full, n_visits
 
 
 def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = None,
@@ -671,14 +668,7 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
     C = inst.n_coflows
     ptr_p, _ = inst.predecessors_ptr
     n_pred = np.diff(ptr_p).astype(np.int64)
-    sa_ = inst.starts_after
-    succ_ptr = np.zeros(C + 1, dtype=np.int64)
-    if sa_.size:
-        o = np.argsort(sa_[:, 0], kind="stable")
-        succ = sa_[o, 1].astype(np.int64)
-        np.cumsum(np.bincount(sa_[:, 0], minlength=C), out=succ_ptr[1:])
-    else:
-        succ = np.zeros(0, dtype=np.int64)
+    succ_ptr, succ = (np.array(a, dtype=np.int64) for a in inst.successors_ptr)
     rel = np.asarray(inst.release, dtype=np.float64)
     t0 = min(0.0, float(rel.min())) if C else 0.0
     def arr(a: np.ndarray | None, default: np.ndarray | None,
@@ -687,7 +677,7 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
         return np.array(default if a is None else a, dtype=dtype, order="C", copy=True)
 
     i64 = np.int64
-    bps, f, r, a, b, status, events, n_full, n_visits, n_heap = _run(
+    bps, f, r, a, b, status, events, n_full, n_visits = _run(
         arr(inst.coflow_flows_ptr, None, i64), arr(inst.coflow_flow_order, None, i64),
         arr(inst.flow_coflow, None, i64), arr(inst.flow_src, None, i64),
         arr(inst.flow_dst, None, i64), arr(inst.flow_volume, None), arr(rel, None),
@@ -701,5 +691,5 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
         raise SimulationError("the fast engine stalled: active coflows but no pending event")
     return Schedule.from_segments(bps.copy(), f.copy(), r.copy(), a.copy(), b.copy(),
                                   meta={"events": int(events), "recomputations": int(n_full),
-                                        "cascade_visits": int(n_visits), "heap": int(n_heap),
+                                        "cascade_visits": int(n_visits),
                                         "engine": "fast"})
