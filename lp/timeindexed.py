@@ -31,7 +31,7 @@ Starts-After edges (a successor's flow may use slot ``t`` only if every predeces
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -93,6 +93,13 @@ class TimeIndexedParams:
             raise ValueError(f"horizon: need at least one slot, got {self.horizon}")
         if math.isnan(self.E) or self.E <= 0:
             raise ValueError(f"E: must be > 0 (inf for no slowdown constraint), got {self.E}")
+
+
+def _params(params: TimeIndexedParams | None, kw: dict[str, Any]) -> TimeIndexedParams:
+    """``params`` with the keyword overrides ``kw`` applied (defaults when ``params`` is None)."""
+    if params is None:
+        return TimeIndexedParams(**kw)
+    return replace(params, **kw) if kw else params
 
 
 def _phi(instance: Instance, phi: Any) -> np.ndarray:
@@ -260,11 +267,7 @@ def time_indexed_model(instance: Instance, params: TimeIndexedParams | None = No
     :func:`coflowopt.lp.progress.sps_model`).  Coflows without volume complete when released
     and their predecessors are complete (``X_j(t) <= X_u(t)``).
     """
-    p = params or TimeIndexedParams(**kw)
-    if params is not None and kw:
-        from dataclasses import replace
-
-        p = replace(params, **kw)
+    p = _params(params, kw)
     inst = instance
     d = float(p.slot)
     m, n_c = inst.ports, inst.n_coflows
@@ -562,11 +565,7 @@ def time_indexed_lower_bound(instance: Instance, params: TimeIndexedParams | Non
     own; the LP optimum is therefore ``<= OPT_fluid``.  ``T`` (default: :func:`slot_horizon`)
     and ``Delta`` only change how tight it is.  The result carries no schedule.
     """
-    p = params or TimeIndexedParams(**kw)
-    if params is not None and kw:
-        from dataclasses import replace
-
-        p = replace(params, **kw)
+    p = _params(params, kw)
     inst = instance
     d = float(p.slot)
     m, n_c = inst.ports, inst.n_coflows
