@@ -195,7 +195,7 @@ def _start_walk(p, pstart, cur, plist, pos, hk, hv, hw, nh):
 
 @njit(cache=True)
 def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, succ, cap_in,
-         cap_out, kind, key, thresholds, norm, t0):
+         cap_out, kind, key, thresholds, norm, t0, refill):
     C = ptr.size - 1
     F = src.size
     m = cap_in.size
@@ -471,7 +471,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                         f, nx, t, kk, fc, x, rem, tl, ver, opened, sf, sr, sa, sb, ns, qk, qv,
                         qw, nq, csent, ctl, crate, retime, n_re, flagged)
             full = False
-        elif n_fin > 0:
+        elif n_fin > 0 and refill:
             # 3. cascade: repair the greedy allocation after flow completions
             stamp_id = n_events + 1
             nh = 0
@@ -593,7 +593,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 active[c] = False
                 n_done += 1
                 cver[c] += 1
-                if kind == KIND_SINCRONIA or kind == KIND_VARYS:
+                if kind == KIND_SINCRONIA or kind == KIND_VARYS or not refill:
                     full = True
                 for j in range(succ_ptr[c], succ_ptr[c + 1]):
                     s_ = succ[j]
@@ -661,9 +661,14 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
 
 
 def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = None,
-                  thresholds: np.ndarray | None = None, norm: np.ndarray | None = None
-                  ) -> Schedule:
-    """Run the compiled engine (see the module docstring) and return the schedule."""
+                  thresholds: np.ndarray | None = None, norm: np.ndarray | None = None,
+                  refill: bool = True) -> Schedule:
+    """Run the compiled engine (see the module docstring) and return the schedule.
+
+    ``refill=False``: rates are recomputed only when a coflow arrives or departs (and, for
+    D-CLAS, at threshold crossings); bandwidth freed by a finished flow idles until then, as in
+    CoflowSim.  The allocation is then not work conserving between those events.
+    """
     inst = instance
     C = inst.n_coflows
     ptr_p, _ = inst.predecessors_ptr
@@ -684,12 +689,13 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
         arr(inst.coflow_weight, None), n_pred, succ_ptr, succ,
         arr(inst.fabric.capacity_in, None), arr(inst.fabric.capacity_out, None), int(kind),
         arr(key, np.zeros(C)), arr(thresholds, np.zeros(0)), arr(norm, np.ones(C)),
-        float(t0))
+        float(t0), bool(refill))
     if status != 0:
         from coflowopt.sim.engine import SimulationError
 
         raise SimulationError("the fast engine stalled: active coflows but no pending event")
     return Schedule.from_segments(bps.copy(), f.copy(), r.copy(), a.copy(), b.copy(),
                                   meta={"events": int(events), "recomputations": int(n_full),
+                                        "refill": bool(refill),
                                         "cascade_visits": int(n_visits),
                                         "engine": "fast"})

@@ -455,11 +455,20 @@ def _run(instance: Instance, policy: Any, name: str, params: dict[str, Any],
           summary="SEBF order + MADD + work-conserving backfill (Varys)")
 def varys(instance: Instance, *, seed: Any = None, allocation: str = "madd",
           reschedule: str = "coflow", deadlines: bool = False, pad: float = 0.0,
-          engine: str = "fast") -> Schedule:
+          refill: bool = True, engine: str = "fast") -> Schedule:
     """Varys: smallest effective bottleneck first, MADD rates, backfill. Deterministic.
     ``deadlines=True``: the deadline admission mode (:class:`VarysDeadlinePolicy`, job
-    deadlines of the instance, admission pad ``pad``)."""
+    deadlines of the instance, admission pad ``pad``).  ``refill=False`` (fast engine):
+    rates change only when a coflow arrives or departs, as in CoflowSim; bandwidth freed by a
+    finished flow idles until then."""
     del seed
+    if not refill:
+        if deadlines or engine != "fast" or allocation != "madd" or reschedule != "coflow":
+            raise ValueError("varys: refill=False runs only on the fast engine, without "
+                             "deadlines, with allocation='madd' and reschedule='coflow'")
+        sched = fast_simulate(instance, KIND_VARYS, refill=False)
+        sched.meta.update({"scheduler": "varys", "params": {"refill": False}})
+        return sched
     if deadlines:
         policy = VarysDeadlinePolicy(pad)
         sched = _run(instance, policy, "varys", {"deadlines": True, "pad": pad}, "reference")
