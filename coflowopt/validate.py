@@ -190,27 +190,45 @@ class _Analysis:
     # 3 -- port capacity, by a sweep over segment starts and ends per port
     def _capacity(self) -> None:
         s, inst, tol = self.s, self.inst, self.tol
-        K = s.n_intervals
-        if s.n_segments == 0:
+        K, n = s.n_intervals, s.n_segments
+        if n == 0:
             return
+        K1 = K + 1
         hits = []
         for side, (ports, cap) in enumerate(((inst.flow_src, inst.fabric.capacity_in),
                                              (inst.flow_dst, inst.fabric.capacity_out))):
-            p = ports[s.flow].astype(np.int64)
-            key = np.concatenate([p * (K + 1) + s.first, p * (K + 1) + s.last])
-            delta = np.concatenate([s.rate, -s.rate])
-            uk, inv = np.unique(key, return_inverse=True)
-            dsum = np.bincount(inv, weights=delta, minlength=uk.size)
-            load = np.cumsum(dsum)
-            port_of = uk // (K + 1)
-            # restart the running sum at each port (its deltas sum to zero up to rounding)
-            new_port = np.r_[True, port_of[1:] != port_of[:-1]]
-            base = np.maximum.accumulate(np.where(new_port, np.arange(uk.size), 0))
-            load = load - (load[base] - dsum[base])
+            # +rate where a segment starts, -rate where it ends, keyed by (port, interval)
+            keys = np.empty(2 * n, dtype=np.int64)
+            keys[:n] = ports[s.flow]
+            keys[:n] *= K1
+            keys[n:] = keys[:n]
+            keys[:n] += s.first
+            keys[n:] += s.last
+            order = np.argsort(keys, kind="stable")
+            keys = keys[order]
+            ends = order >= n
+            order[ends] -= n
+            load = s.rate[order]
+            del order
+            load[ends] *= -1.0
+            del ends
+            np.cumsum(load, out=load)
+            last = np.flatnonzero(np.r_[keys[1:] != keys[:-1], True])  # one per (port, k)
+            gkey = keys[last]
+            del keys
+            gload = load[last]
+            del load, last
+            port_of = gkey // K1
+            k_of = gkey - port_of * K1
+            # the running sum restarts at each port (its deltas sum to zero up to rounding)
+            first = np.r_[True, port_of[1:] != port_of[:-1]]
+            carry = np.r_[0.0, gload[:-1]]
+            at = np.maximum.accumulate(np.where(first, np.arange(gload.size), 0))
+            gload -= carry[at]
             limit = cap[port_of] * (1 + tol.capacity_rtol) + tol.atol
-            over = np.flatnonzero((load > limit) & (uk % (K + 1) < K))
-            for j in over:
-                hits.append((int(uk[j] % (K + 1)), side, int(port_of[j]), float(load[j])))
+            over = np.flatnonzero((gload > limit) & (k_of < K))
+            over = over[np.lexsort((port_of[over], k_of[over]))][: self.limit]
+            hits += [(int(k_of[j]), side, int(port_of[j]), float(gload[j])) for j in over]
         hits.sort()
         for k, side, port, load_v in hits[: self.limit]:
             cap = (inst.fabric.capacity_in if side == 0 else inst.fabric.capacity_out)[port]
@@ -229,29 +247,27 @@ class _Analysis:
         order = self.order
         pos = order[s.rate[order] > 0]  # segments that serve, by (flow, first)
         f = s.flow[pos]
-        a, b = s.first[pos], s.last[pos]
-        t0, t1 = s.breakpoints[a], s.breakpoints[b]
-        amount = s.rate[pos] * (t1 - t0)
-        cum = np.cumsum(amount)
-        head = np.r_[True, f[1:] != f[:-1]] if f.size else np.zeros(0, bool)
-        group_start = np.maximum.accumulate(np.where(head, np.arange(f.size), 0)) if f.size \
-            else np.zeros(0, np.int64)
-        before = cum - amount - (cum[group_start] - amount[group_start]) if f.size else cum
-        within = before + amount
+        rate = s.rate[pos]
+        t0 = s.breakpoints[s.first[pos]]
+        amount = rate * (s.breakpoints[s.last[pos]] - t0)
         vol = inst.flow_volume
-        target = vol[f] - (vol[f] * tol.volume_rtol + tol.atol)
-        done = within >= target
-        start = np.full(n, np.inf)
-        np.minimum.at(start, f, t0)
-        completion = np.full(n, np.inf)
-        idx = np.flatnonzero(done)
-        if idx.size:
-            firsts = np.r_[True, f[idx][1:] != f[idx][:-1]]
-            idx = idx[firsts]
-            rate = s.rate[pos][idx]
-            need = np.maximum(vol[f[idx]] - before[idx], 0.0)
-            completion[f[idx]] = np.minimum(t0[idx] + need / rate, t1[idx])
         served = np.bincount(f, weights=amount, minlength=n)
+        start = np.full(n, np.inf)
+        completion = np.full(n, np.inf)
+        if f.size:
+            head = np.flatnonzero(np.r_[True, f[1:] != f[:-1]])
+            start[f[head]] = t0[head]  # a flow's segments are sorted by time
+            # volume served before each segment, within its flow
+            before = np.cumsum(amount)
+            before -= amount
+            before -= np.repeat(before[head], np.diff(np.r_[head, f.size]))
+            done = np.flatnonzero(before + amount >= vol[f] - (vol[f] * tol.volume_rtol
+                                                                 + tol.atol))
+            if done.size:
+                done = done[np.r_[True, f[done][1:] != f[done][:-1]]]  # first per flow
+                need = np.maximum(vol[f[done]] - before[done], 0.0)
+                end = s.breakpoints[s.last[pos[done]]]
+                completion[f[done]] = np.minimum(t0[done] + need / rate[done], end)
         zero = vol == 0
         self.served = served
         # coflow times; zero-volume flows and empty coflows complete when their coflow may start
@@ -277,8 +293,8 @@ class _Analysis:
         completion[zero] = ccomp[fc[zero]]
         jcomp = np.full(inst.n_jobs, -np.inf)
         np.maximum.at(jcomp, inst.coflow_job, ccomp)
-        jcomp[np.bincount(inst.coflow_job, minlength=inst.n_jobs) == 0] = \
-            inst.job_release[np.bincount(inst.coflow_job, minlength=inst.n_jobs) == 0]
+        empty = np.bincount(inst.coflow_job, minlength=inst.n_jobs) == 0
+        jcomp[empty] = inst.job_release[empty]
         self.times = {"flow_start": start, "flow_completion": completion, "coflow_start": cstart,
                       "coflow_completion": ccomp, "job_completion": jcomp}
         finite = [np.abs(s.breakpoints).max(initial=0.0), np.abs(release).max(initial=0.0)]
