@@ -94,16 +94,8 @@ def _hpop(hk, hv, hw, n):
 
 
 @njit(cache=True, inline="always")
-def _grow_i(a, n):
-    if n < a.size:
-        return a
-    b = np.empty(max(2 * a.size, 16), dtype=a.dtype)
-    b[: a.size] = a
-    return b
-
-
-@njit(cache=True, inline="always")
-def _grow_f(a, n):
+def _grow(a, n):
+    """``a``, or a copy of twice its size when index ``n`` does not fit (any dtype)."""
     if n < a.size:
         return a
     b = np.empty(max(2 * a.size, 16), dtype=a.dtype)
@@ -148,14 +140,14 @@ def _set_rate(f, nx, t, kk, fc, x, rem, tl, ver, opened, sf, sr, sa, sb, ns, qk,
     crate[c] += nx - old
     if not flagged[c]:
         flagged[c] = True
-        retime = _grow_i(retime, n_re)
+        retime = _grow(retime, n_re)
         retime[n_re] = c
         n_re += 1
     if old > 0.0 and opened[f] < kk:
-        sf = _grow_i(sf, ns)
-        sr = _grow_f(sr, ns)
-        sa = _grow_i(sa, ns)
-        sb = _grow_i(sb, ns)
+        sf = _grow(sf, ns)
+        sr = _grow(sr, ns)
+        sa = _grow(sa, ns)
+        sb = _grow(sb, ns)
         sf[ns] = f
         sr[ns] = old
         sa[ns] = opened[f]
@@ -568,7 +560,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     n_visits)
         if tn > t:
             kk += 1
-            bps = _grow_f(bps, kk)
+            bps = _grow(bps, kk)
             bps[kk] = tn
             t = tn
         tol = 1e-12 * max(1.0, abs(t))
@@ -584,7 +576,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 f, 0.0, t, kk, fc, x, rem, tl, ver, opened, sf, sr, sa, sb, ns, qk, qv, qw, nq,
                 csent, ctl, crate, retime, n_re, flagged)
             rem[f] = 0.0
-            fin = _grow_i(fin, n_fin)
+            fin = _grow(fin, n_fin)
             fin[n_fin] = f
             n_fin += 1
             c = fc[f]
@@ -610,7 +602,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 nt = _hpop(tk, tv, tw, nt)
                 if not valid or not active[c]:
                     continue
-                mv = _grow_i(mv, nmov)
+                mv = _grow(mv, nmov)
                 mv[nmov] = c
                 nmov += 1
             if nmov > 0:
@@ -642,16 +634,16 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                         ctl[c] = t
                         if not flagged[c]:
                             flagged[c] = True
-                            retime = _grow_i(retime, n_re)
+                            retime = _grow(retime, n_re)
                             retime[n_re] = c
                             n_re += 1
     # close the segments still open
     for f in range(F):
         if x[f] > 0.0 and opened[f] < kk:
-            sf = _grow_i(sf, ns)
-            sr = _grow_f(sr, ns)
-            sa = _grow_i(sa, ns)
-            sb = _grow_i(sb, ns)
+            sf = _grow(sf, ns)
+            sr = _grow(sr, ns)
+            sa = _grow(sa, ns)
+            sb = _grow(sb, ns)
             sf[ns] = f
             sr[ns] = x[f]
             sa[ns] = opened[f]
