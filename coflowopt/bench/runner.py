@@ -89,17 +89,30 @@ def _run_here(task: Task) -> dict[str, Any]:
     try:
         with deadline(task.timeout):
             import_plugins(task.imports)
-            info = get(task.scheduler.name)
-            row.update(kind=info.kind, clairvoyant=info.clairvoyant, factor=info.factor or "",
-                       objective=info.objective)
+            coflowsim_mode = task.scheduler.semantics == "coflowsim"
+            if coflowsim_mode:
+                row.update(kind="online", clairvoyant=task.scheduler.name.lower() not in
+                           ("dark", "aalo", "fair", "fifo"), factor="",
+                           objective="CoflowSim semantics")
+            else:
+                info = get(task.scheduler.name)
+                row.update(kind=info.kind, clairvoyant=info.clairvoyant,
+                           factor=info.factor or "", objective=info.objective)
             inst = build_workload(task.workload.generator, task.workload.params, task.seed,
                                   task.base_dir)
+            t1 = time.perf_counter()
+            if coflowsim_mode:
+                from coflowopt.sim.coflowsim import CoflowSimParams, coflowsim
+
+                res = coflowsim(inst, task.scheduler.name,
+                                params=CoflowSimParams(**task.scheduler.params))
+                inst, sched = res.instance, res.schedule  # what CoflowSim simulated
+            else:
+                sched = info(inst, seed=task.algorithm_seed, **task.scheduler.params)
+            t2 = time.perf_counter()
             row.update(ports=inst.ports, n_coflows=inst.n_coflows, n_flows=inst.n_flows,
                        n_jobs=inst.n_jobs, time_unit=inst.time_unit)
             row.update({f"lb_{k}": v for k, v in lower_bounds(inst).items()})
-            t1 = time.perf_counter()
-            sched = info(inst, seed=task.algorithm_seed, **task.scheduler.params)
-            t2 = time.perf_counter()
             row["algo_seconds"] = t2 - t1
             valid = validate(inst, sched)
             row["validate_seconds"] = time.perf_counter() - t2

@@ -28,6 +28,9 @@ The file format (all field paths in error messages are 0-based, e.g. ``scheduler
     label = "sequential"                  # optional, unique; defaults to name
     params = { }                          # the algorithm's keyword arguments
     timeout = 30                          # optional: overrides the suite's timeout
+    semantics = "fluid"                   # or "coflowsim": CoflowSim's semantics
+                                          # (coflowopt.sim.coflowsim; name is then one of
+                                          # CoflowSim's schedulers, params CoflowSimParams fields)
 
     [[references]]                        # published figures, shown next to the measurements
     scheduler = "varys"                   # registry name or label (need not be in this suite)
@@ -88,12 +91,16 @@ class WorkloadSpec:
 @dataclass(frozen=True)
 class SchedulerSpec:
     """One algorithm run: registry ``name``, a unique ``label`` (default: the name), its
-    keyword arguments and an optional per-task ``timeout`` in seconds."""
+    keyword arguments, an optional per-task ``timeout`` in seconds, and the simulator
+    ``semantics`` (``"fluid"``, or ``"coflowsim"`` for :func:`coflowopt.sim.coflowsim.coflowsim`,
+    where ``name`` is a CoflowSim scheduler and ``params`` are
+    :class:`~coflowopt.sim.coflowsim.CoflowSimParams` fields)."""
 
     name: str
     label: str = ""
     params: dict[str, Any] = field(default_factory=dict)
     timeout: float | None = None
+    semantics: str = "fluid"
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -164,6 +171,8 @@ class Suite:
             sd: dict[str, Any] = {"name": s.name, "label": s.label, "params": dict(s.params)}
             if s.timeout is not None:
                 sd["timeout"] = s.timeout
+            if s.semantics != "fluid":
+                sd["semantics"] = s.semantics
             d["schedulers"].append(sd)
         d["references"] = [
             {"scheduler": r.scheduler, "workload": r.workload, "metric": r.metric,
@@ -317,7 +326,8 @@ def suite_from_dict(data: Mapping[str, Any], *, source: str = "<suite>",
     for t in top.tables("schedulers", required=True):
         nm = t.text("name", required=True)
         schedulers.append(SchedulerSpec(name=nm, label=t.text("label", default=nm),
-                                        params=t.params(), timeout=t.seconds("timeout")))
+                                        params=t.params(), timeout=t.seconds("timeout"),
+                                        semantics=t.text("semantics", default="fluid")))
         t.done()
     references = []
     for t in top.tables("references"):
@@ -431,6 +441,26 @@ def _bind(func: Any, params: Mapping[str, Any], fixed: Mapping[str, Any], suite:
         raise _err(suite, f"{where}.params", str(exc)) from None
 
 
+def _check_coflowsim(suite: Suite, s: SchedulerSpec, i: int) -> None:
+    import dataclasses
+
+    from coflowopt.sim.coflowsim import COFLOWSIM_SCHEDULERS, CoflowSimParams
+
+    if s.name.lower() not in COFLOWSIM_SCHEDULERS:
+        raise _err(suite, f"schedulers[{i}].name",
+                   f"unknown CoflowSim scheduler {s.name!r} "
+                   f"(known: {', '.join(sorted(COFLOWSIM_SCHEDULERS))})")
+    fields = {f.name for f in dataclasses.fields(CoflowSimParams)}
+    for k in s.params:
+        if k not in fields:
+            raise _err(suite, f"schedulers[{i}].params.{k}",
+                       f"unknown parameter (known: {', '.join(sorted(fields))})")
+    try:
+        CoflowSimParams(**s.params)
+    except (TypeError, ValueError) as exc:
+        raise _err(suite, f"schedulers[{i}].params", str(exc)) from None
+
+
 def _check_suite(suite: Suite) -> None:
     from coflowopt.bench.workloads import get_generator, resolve_path_params
     from coflowopt.schedulers import registry
@@ -468,6 +498,17 @@ def _check_suite(suite: Suite) -> None:
     reg = registry()
     labels: dict[str, int] = {}
     for i, s in enumerate(suite.schedulers):
+        if s.semantics not in ("fluid", "coflowsim"):
+            raise _err(suite, f"schedulers[{i}].semantics",
+                       f"unknown semantics {s.semantics!r} (known: fluid, coflowsim)")
+        if s.semantics == "coflowsim":
+            _check_coflowsim(suite, s, i)
+            if s.label in labels:
+                raise _err(suite, f"schedulers[{i}].label",
+                           f"duplicate label {s.label!r} (also schedulers[{labels[s.label]}]); "
+                           "give each run of the same scheduler its own label")
+            labels[s.label] = i
+            continue
         if s.name not in reg:
             names = ", ".join(reg) or "(none)"
             raise _err(suite, f"schedulers[{i}].name",

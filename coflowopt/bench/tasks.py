@@ -42,6 +42,8 @@ def task_key(workload: WorkloadSpec, scheduler: SchedulerSpec, seed: int) -> str
                       "params": scheduler.params},
         "seed": int(seed),
     }
+    if scheduler.semantics != "fluid":  # keys of fluid tasks stay as they were
+        doc["scheduler"]["semantics"] = scheduler.semantics
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

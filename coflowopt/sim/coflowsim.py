@@ -1,0 +1,1004 @@
+"""CoflowSim semantics: reproduce the Java simulator's per-coflow results, fast.
+
+Most coflow papers of the last decade report numbers from CoflowSim (``coflow/coflowsim``).  Its
+semantics differ from an exact fluid simulation (spec ``single-stage-and-learning.md`` §10.2):
+
+- a port moves exactly 1 MiB (one trace "MB") per 8 ms quantum; time advances in quanta, so
+  finish times are multiples of 8 ms and a flow that finishes inside a quantum wastes the rest;
+- arrivals are admitted in 10,240 ms epochs: a coflow arriving in ``(T, T + 10240]`` is admitted
+  at ``T`` (and at 0 for arrivals up to 10,240) and its CCT is measured from there;
+- each reducer's MB is rounded up to whole MiB, then to a multiple of the mapper count, and
+  split evenly over the mappers (every flow a whole number of MiB, at least 1);
+- rates are recomputed only at events (an epoch with admissions, or a whole coflow departing):
+  bandwidth freed by a finished flow stays idle until the next event;
+- orders are fixed at insertion from static keys; the coflow-level schedulers run MADD over the
+  order, split what is left equally per flow among coflows that need a saturated port, and
+  backfill in pseudo-deadline order (start + isolated duration x U[1, 2) drawn from
+  ``java.util.Random(17)``, one draw per coflow in arrival order);
+- DARK (Aalo's D-CLAS): 10 queues on bytes sent, first limit 10 MiB, x10, strict priority,
+  FIFO by queue entry, updated only at events, per-flow equal split inside a coflow;
+- FAIR: per-flow sharing, each flow ``min(C / #flows at its reducer, C / #flows at its
+  mapper)``; PFP: per reducer port (in port order) the flow with the least bytes left whose
+  mapper is still idle, at full rate (SRTF by insertion order).
+
+The Java simulator advances every flow every quantum (CoflowSim needs 580 to 980 s of CPU on the
+FB2010 trace).  Here rates are constant between events, so a compiled kernel jumps from event to
+event.  To agree with Java to the millisecond the jump replays Java's floating point exactly: a
+quantum subtracts the per-quantum byte count ``d`` from the bytes left ``x``; while ``x`` stays in
+one binade ``[2^e, 2^(e+1))`` every rounded subtraction removes the same grid multiple of ``d``,
+so a run of quanta collapses to integer arithmetic on the grid (:func:`_advance`).
+
+Units: the transformed instance is in MB (= MiB of the trace) and ms, capacity 1/8 MB per ms,
+like :func:`coflowopt.workloads.read_trace`.  Every schedule is returned on that transformed
+instance (rounded volumes, releases moved to the admission epoch), which the validator checks.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from coflowopt.model import Fabric, Instance
+from coflowopt.schedule import Schedule
+from coflowopt.sim.fast import _grow
+
+__all__ = [
+    "COFLOWSIM_SCHEDULERS",
+    "CoflowSimParams",
+    "CoflowSimResult",
+    "JavaRandom",
+    "coflowsim",
+    "coflowsim_instance",
+]
+
+MIB = 1048576.0
+
+#: CoflowSim's scheduler names (``SHARING_ALGO``) and the toolkit names accepted for them.
+COFLOWSIM_SCHEDULERS: dict[str, str] = {
+    "sebf": "sebf", "varys": "sebf",
+    "dark": "dark", "aalo": "dark",
+    "fifo": "fifo", "scf": "scf", "ncf": "ncf", "lcf": "lcf",
+    "fair": "fair", "pfp": "pfp",
+}
+_KIND = {"fifo": 0, "scf": 1, "ncf": 2, "lcf": 3, "sebf": 4, "dark": 5, "fair": 6, "pfp": 7}
+
+
+@dataclass(frozen=True)
+class CoflowSimParams:
+    """CoflowSim's constants (``Constants.java``, ``CoflowSim.java``) and the rule switches used
+    by the ablation.  Defaults reproduce CoflowSim.
+
+    ``epoch_ms``: admission epoch (10 x 1024 ms).  ``quantum_ms``: time step (8 ms, the time a
+    port needs for 1 MiB).  ``round_volumes``: round reducers up to whole MiB and to a multiple
+    of the mapper count.  ``pseudo_deadlines``: backfill in pseudo-deadline order (else in
+    arrival order).  ``seed``: the ``java.util.Random`` seed of the pseudo-deadlines.
+    ``dark_queues``, ``dark_first_mib``, ``dark_factor``: D-CLAS queues.
+    """
+
+    epoch_ms: int = 10 * 1024
+    quantum_ms: int = 8
+    round_volumes: bool = True
+    pseudo_deadlines: bool = True
+    seed: int = 17
+    dark_queues: int = 10
+    dark_first_mib: float = 10.0
+    dark_factor: float = 10.0
+    zero: float = 1e-3  # Constants.ZERO, bytes (and bps)
+
+    def __post_init__(self) -> None:
+        if self.quantum_ms < 1 or self.epoch_ms < self.quantum_ms:
+            raise ValueError(f"CoflowSimParams: need 1 <= quantum_ms <= epoch_ms, got "
+                             f"quantum_ms={self.quantum_ms}, epoch_ms={self.epoch_ms}")
+        if self.epoch_ms % self.quantum_ms:
+            raise ValueError(f"CoflowSimParams: epoch_ms ({self.epoch_ms}) must be a multiple "
+                             f"of quantum_ms ({self.quantum_ms})")
+        if self.dark_queues < 1 or self.dark_factor <= 1 or self.dark_first_mib <= 0:
+            raise ValueError("CoflowSimParams: need dark_queues >= 1, dark_factor > 1, "
+                             "dark_first_mib > 0")
+
+
+@dataclass(frozen=True)
+class CoflowSimResult:
+    """One CoflowSim-semantics run.
+
+    ``instance``: the transformed instance the schedule is for (CoflowSim's flows in MB,
+    releases at the admission epochs); ``schedule``; ``coflow``: indices into the *original*
+    instance, in this instance's coflow order (the same order); ``start``/``finish``/``cct``:
+    per coflow, ms, as CoflowSim prints them; ``runtime``: CPU seconds of the simulation.
+    """
+
+    scheduler: str
+    instance: Instance
+    schedule: Schedule
+    start: np.ndarray
+    finish: np.ndarray
+    runtime: float
+    params: CoflowSimParams = field(repr=False)
+
+    @property
+    def cct(self) -> np.ndarray:
+        return self.finish - self.start
+
+    @property
+    def average_cct(self) -> float:
+        return float(self.cct.mean()) if self.cct.size else 0.0
+
+
+class JavaRandom:
+    """``java.util.Random``: the documented 48-bit linear congruential generator."""
+
+    _MULT = 0x5DEECE66D
+    _MASK = (1 << 48) - 1
+
+    def __init__(self, seed: int):
+        self._seed = (int(seed) ^ self._MULT) & self._MASK
+
+    def _next(self, bits: int) -> int:
+        self._seed = (self._seed * self._MULT + 0xB) & self._MASK
+        return self._seed >> (48 - bits)
+
+    def next_double(self) -> float:
+        return ((self._next(26) << 27) + self._next(27)) * 2.0**-53
+
+
+# -- the transformed instance -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Model:
+    order: np.ndarray  # original coflow index per job, jobs in CoflowSim's (arrival) order
+    arrival: np.ndarray
+    red_ptr: np.ndarray  # job -> reducers
+    red_rack: np.ndarray
+    red_bytes: np.ndarray
+    red_perrack: np.ndarray  # Job.shuffleBytesPerRack before the mapper rounding (LCF key)
+    flow_ptr: np.ndarray  # reducer -> flows
+    flow_src: np.ndarray
+    flow_size: np.ndarray
+    alpha: np.ndarray
+    deadline: np.ndarray
+    scf_key: np.ndarray
+    ncf_key: np.ndarray
+    n_in: int
+    n_out: int
+
+
+def _ceil_mib(b: np.ndarray, mult: np.ndarray) -> np.ndarray:
+    """``ReduceTask.roundToNearestNMB``: truncate to whole bytes, round up to ``mult`` MiB."""
+    tmp = b.astype(np.int64)  # (long) cast truncates
+    unit = mult.astype(np.int64) * 1048576
+    n = tmp // unit + (tmp % unit > 0)
+    return (unit * n).astype(np.float64)
+
+
+def _reducer_mb(vol: np.ndarray, n_map: int) -> float:
+    """A reducer's MB from its flows: the trace value when all flows carry ``MB / M``."""
+    from coflowopt.workloads.trace import _reducer_total
+
+    if vol.size == n_map and np.all(vol == vol[0]):
+        try:
+            return _reducer_total(float(vol[0]), n_map)
+        except ValueError:
+            pass
+    return float(vol.sum())
+
+
+def _cat(xs: list[np.ndarray], dt: Any) -> np.ndarray:
+    return np.concatenate(xs).astype(dt) if xs else np.zeros(0, dtype=dt)
+
+
+def _build_model(inst: Instance, params: CoflowSimParams) -> _Model:
+    n = inst.n_coflows
+    release = np.asarray(inst.release, dtype=np.float64)
+    order = np.argsort(release, kind="stable")  # JobCollection.sortByStartTime is stable
+    red_ptr = [0]
+    red_rack: list[int] = []
+    red_bytes: list[float] = []
+    red_perrack: list[float] = []
+    flow_ptr = [0]
+    flow_src: list[np.ndarray] = []
+    flow_size: list[np.ndarray] = []
+    alpha = np.zeros(n)
+    scf = np.zeros(n)
+    ncf = np.zeros(n, dtype=np.int64)
+    for j, c in enumerate(order):
+        fl = inst.flows_of(int(c))
+        src = inst.flow_src[fl]
+        dst = inst.flow_dst[fl]
+        vol = inst.flow_volume[fl].astype(np.float64)
+        mappers = np.unique(src)
+        reducers = np.unique(dst)
+        m = int(mappers.size)
+        mb = np.array([_reducer_mb(vol[dst == r], m) for r in reducers])
+        raw = mb * MIB
+        if params.round_volumes:
+            per = _ceil_mib(raw, np.ones(reducers.size, dtype=np.int64))
+            merged = _ceil_mib(per, np.full(reducers.size, max(m, 1), dtype=np.int64))
+            fsize = np.maximum(merged / max(m, 1), MIB)
+        else:
+            per = raw
+            merged = raw
+            fsize = merged / max(m, 1)
+        total = float(merged.sum()) if m else 0.0
+        for r in range(reducers.size):
+            red_rack.append(int(reducers[r]))
+            red_bytes.append(float(merged[r]))
+            red_perrack.append(float(per[r]))
+            flow_src.append(mappers)
+            flow_size.append(np.full(m, fsize[r]))
+            flow_ptr.append(flow_ptr[-1] + m)
+        red_ptr.append(len(red_rack))
+        if m:
+            # Job.calcAlphaDeadline: each mapper rack sends total / M, each reducer its bytes
+            alpha[j] = max(total / m, float(merged.max()) if merged.size else 0.0)
+            scf[j] = (float(merged.max()) if merged.size else 0.0) / m
+            ncf[j] = min(m, int(reducers.size))
+    rng = JavaRandom(params.seed)
+    mult = np.ones(n)
+    for j in range(n):  # Simulator.mergeTasksByRack: one draw per admitted coflow
+        if red_ptr[j + 1] > red_ptr[j]:
+            mult[j] = 1.0 + rng.next_double() * 1.0
+    rack_bytes_per_s = 1024 * MIB / 8.0
+    deadline = alpha / rack_bytes_per_s * mult * 1000
+    return _Model(
+        order=order.astype(np.int64), arrival=release[order],
+        red_ptr=np.array(red_ptr, dtype=np.int64), red_rack=np.array(red_rack, dtype=np.int64),
+        red_bytes=np.array(red_bytes), red_perrack=np.array(red_perrack),
+        flow_ptr=np.array(flow_ptr, dtype=np.int64), flow_src=_cat(flow_src, np.int64),
+        flow_size=_cat(flow_size, np.float64), alpha=alpha, deadline=deadline, scf_key=scf,
+        ncf_key=ncf, n_in=inst.fabric.ports, n_out=inst.fabric.ports,
+    )
+
+
+# -- exact replay of Java's per-quantum floating point ---------------------------------------
+
+
+@njit(cache=True, error_model="numpy")
+def _advance(x, d, m, zero):
+    """Apply up to ``m`` quanta of ``b = min(d, x); x -= b`` (CoflowSim's flow update), stopping
+    at the quantum after which ``x <= zero`` (the flow finishes).
+
+    Returns ``(x, quanta, finished, b_last)``, ``b_last`` the bytes of the last quantum taken.
+    Exact in IEEE double: inside one binade every rounded subtraction removes the grid multiple
+    ``D`` nearest to ``d`` (no ties), so a run of quanta is integer arithmetic on the grid."""
+    steps = 0
+    if d <= 0.0:
+        return x, m, False, 0.0
+    while steps < m:
+        if x <= d:
+            return 0.0, steps + 1, True, x
+        x1 = x - d
+        _, e = math.frexp(x)
+        lo = math.ldexp(0.5, e)
+        u = math.ldexp(0.5, e - 52)
+        big = x1 > lo + 2.0 * u and lo > zero
+        if big:
+            dd = x - x1  # exact: both on the grid of this binade
+            if dd == 0.0:
+                return x, m, False, d  # d below half a grid step: x never moves
+            if 2.0 * abs(d - dd) != u:  # a tie would round to even: step one by one
+                dk = np.int64(dd / u)
+                xk = np.int64((x - lo) / u)
+                n = (xk - 2) // dk  # results stay >= lo + 2u
+                if d >= lo:  # pre-step values must stay > d
+                    fl = np.int64(math.floor((d - lo) / u))
+                    na = (xk - fl - 1) // dk + 1
+                    if na < n:
+                        n = na
+                if n > m - steps:
+                    n = m - steps
+                if n >= 1:
+                    x = lo + (xk - n * dk) * u
+                    steps += n
+                    continue
+        x = x1
+        steps += 1
+        if x <= zero:
+            return x, steps, True, d
+    return x, steps, False, d
+
+
+@njit(cache=True, error_model="numpy")
+def _quanta(s, sign, buf, m, n_q, clamp, zero):
+    """``n_q`` quanta of ``for b in buf: s += sign * b`` (``clamp``: ``s = max(s, 0)`` after each
+    step, ``Job.decreaseShuffleBytesPerRack``), exactly: inside one binade each rounded step adds
+    the grid multiple nearest to ``b``, so whole quanta collapse to integer grid arithmetic.
+    Returns ``(s, c)``, ``c`` the first quantum (1-based) that ended with ``s <= zero``, or 0."""
+    done_q = 0
+    cross = 0
+    while n_q > 0 and m > 0:
+        if s > 1.0:
+            _, e = math.frexp(s)
+            lo = math.ldexp(0.5, e)
+            u = math.ldexp(0.5, e - 52)
+            p = s
+            ok = True
+            for k in range(m):
+                b = buf[k]
+                if b < 0.0:
+                    ok = False
+                p2 = p + sign * b
+                if 2.0 * abs(abs(p2 - p) - b) == u:
+                    ok = False  # a tie rounds to even: not the same step every quantum
+                p = p2
+            if ok and p >= lo + 2.0 * u and p <= 2.0 * lo - 2.0 * u:
+                delta = abs(p - s)
+                if delta == 0.0:
+                    return s, cross
+                dk = np.int64(delta / u)
+                xk = np.int64((s - lo) / u)
+                if sign < 0:
+                    n = (xk - 2) // dk
+                else:
+                    n = (np.int64(4503599627370496) - 2 - xk) // dk
+                if n > n_q:
+                    n = n_q
+                if n >= 1:
+                    s = lo + (xk + sign * n * dk) * u
+                    n_q -= n
+                    done_q += n
+                    continue
+        for k in range(m):
+            s = s + sign * buf[k]
+            if clamp and s < 0.0:
+                s = 0.0
+        n_q -= 1
+        done_q += 1
+        if cross == 0 and s <= zero:
+            cross = done_q
+    return s, cross
+
+
+@njit(cache=True, error_model="numpy")
+def _replay(s, sign, td, tst, tfin, tbl, a, b, w, clamp, buf, zero):
+    """An accumulator CoflowSim updates once per flow per quantum (a reducer's bytes left, a
+    coflow's bytes sent), replayed over ``w`` quanta of the flows ``a..b`` of the temp arrays:
+    ``td`` bytes per quantum, ``tst``/``tfin``/``tbl`` as returned by :func:`_advance`.
+    Returns ``(s, c)``, ``c`` the first quantum (1-based) that ended with ``s <= zero``, or 0."""
+    q = 0
+    cross = 0
+    while q < w:
+        nxt = w + 1
+        for k in range(a, b):
+            if tfin[k] and tst[k] > q and tst[k] < nxt:
+                nxt = tst[k]
+        run = min(nxt - 1, w) - q
+        if run > 0:
+            m = 0
+            for k in range(a, b):
+                if (not tfin[k]) or tst[k] > q:
+                    if td[k] != 0.0:
+                        buf[m] = td[k]
+                        m += 1
+            s, c = _quanta(s, sign, buf, m, run, clamp, zero)
+            if cross == 0 and c > 0:
+                cross = q + c
+            q += run
+        if q < w and q + 1 == nxt:
+            for k in range(a, b):
+                if (not tfin[k]) or tst[k] >= q + 1:
+                    bb = tbl[k] if (tfin[k] and tst[k] == q + 1) else td[k]
+                    s = s + sign * bb
+                    if clamp and s < 0.0:
+                        s = 0.0
+            q += 1
+            if cross == 0 and s <= zero:
+                cross = q
+    return s, cross
+
+
+# -- the coflow-level schedulers (CoflowSimulator.java, CoflowSimulatorDark.java) ------------
+
+
+@njit(cache=True, error_model="numpy")
+def _insert_sorted(lst, ns, j, kind, scf, ncf, alpha, perrack, red_ptr):
+    """``CoflowSimulator.addToSortedJobs``: insert before the first job that compares greater
+    (FIFO appends); LCF compares the new job's size with the others' bytes left *now*."""
+    idx = ns
+    if kind != 0:
+        idx = 0
+        if kind == 3:
+            kj = 0.0
+            for r in range(red_ptr[j], red_ptr[j + 1]):
+                kj += perrack[r]
+        while idx < ns:
+            o = lst[idx]
+            if kind == 1:
+                less = scf[j] < scf[o]
+            elif kind == 2:
+                less = ncf[j] < ncf[o]
+            elif kind == 3:
+                ko = 0.0
+                for r in range(red_ptr[o], red_ptr[o + 1]):
+                    ko += perrack[r]
+                less = kj < ko
+            else:
+                less = alpha[j] < alpha[o]
+            if less:
+                break
+            idx += 1
+    for k in range(ns, idx, -1):
+        lst[k] = lst[k - 1]
+    lst[idx] = j
+    return ns + 1
+
+
+@njit(cache=True, error_model="numpy")
+def _alpha_online(j, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem, done, s_free,
+                  r_free, sb, rb, zero):
+    """``calcAlphaOnline``: the coflow's bottleneck time (s) on the free capacity, or -1."""
+    for r in range(red_ptr[j], red_ptr[j + 1]):
+        rb[red_rack[r]] = red_left[r]
+        for f in range(flow_ptr[r], flow_ptr[r + 1]):
+            if not done[f]:
+                sb[flow_src[f]] += rem[f]
+    out = 4.9e-324  # Double.MIN_VALUE, the start of Utils.max
+    bad = False
+    for r in range(red_ptr[j], red_ptr[j + 1]):
+        for f in range(flow_ptr[r], flow_ptr[r + 1]):
+            s = flow_src[f]
+            if sb[s] > 0 and s_free[s] <= zero:
+                bad = True
+        p = red_rack[r]
+        if rb[p] > 0 and r_free[p] <= zero:
+            bad = True
+    if not bad:
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            p = red_rack[r]
+            v = rb[p] * 8 / r_free[p]
+            if v > out:
+                out = v
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                s = flow_src[f]
+                v = sb[s] * 8 / s_free[s]
+                if v > out:
+                    out = v
+    for r in range(red_ptr[j], red_ptr[j + 1]):
+        rb[red_rack[r]] = 0.0
+        for f in range(flow_ptr[r], flow_ptr[r + 1]):
+            sb[flow_src[f]] = 0.0
+    return -1.0 if bad else out
+
+
+@njit(cache=True, error_model="numpy")
+def _rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem, done, bps,
+                start, deadline, cur_ms, cap, zero, s_free, r_free, su, ru, sb, rb, edf,
+                edf_key):
+    """``updateRatesDynamicAlpha``: MADD in the order, equal split for the coflows that need a
+    saturated port, then backfill in (pseudo-)deadline order."""
+    s_free[:] = cap
+    r_free[:] = cap
+    skipped = np.empty(ns, dtype=np.int64)
+    nsk = 0
+    for k in range(ns):
+        j = lst[k]
+        for f in range(flow_ptr[red_ptr[j]], flow_ptr[red_ptr[j + 1]]):
+            bps[f] = 0.0
+        a = _alpha_online(j, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem, done,
+                          s_free, r_free, sb, rb, zero)
+        if a == -1.0:
+            skipped[nsk] = j
+            nsk += 1
+            continue
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            dst = red_rack[r]
+            if r_free[dst] <= zero:
+                continue
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                if done[f]:
+                    continue
+                src = flow_src[f]
+                b = rem[f] * 8 / a
+                if b > s_free[src] or b > r_free[dst]:
+                    b = min(s_free[src], r_free[dst])
+                su[src] += b
+                ru[dst] += b
+                bps[f] = b
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            dst = red_rack[r]
+            r_free[dst] -= ru[dst]
+            ru[dst] = 0.0
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                src = flow_src[f]
+                s_free[src] -= su[src]
+                su[src] = 0.0
+    # updateRatesFairShare over the skipped coflows, as one coflow
+    nm = np.zeros(s_free.size, dtype=np.int64)
+    nr = np.zeros(r_free.size, dtype=np.int64)
+    for k in range(nsk):
+        j = skipped[k]
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            dst = red_rack[r]
+            if r_free[dst] <= zero:
+                continue
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                if not done[f] and s_free[flow_src[f]] > zero:
+                    nm[flow_src[f]] += 1
+                    nr[dst] += 1
+    for k in range(nsk):
+        j = skipped[k]
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            dst = red_rack[r]
+            if r_free[dst] <= zero or nr[dst] == 0:
+                continue
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                src = flow_src[f]
+                if done[f] or s_free[src] <= zero or nm[src] == 0:
+                    continue
+                m = min(s_free[src] / nm[src], r_free[dst] / nr[dst])
+                if m <= zero:
+                    m = 0.0
+                bps[f] = m
+                su[src] += m
+                ru[dst] += m
+    for p in range(s_free.size):
+        s_free[p] -= su[p]
+        su[p] = 0.0
+    for p in range(r_free.size):
+        r_free[p] -= ru[p]
+        ru[p] = 0.0
+    # backfill: a stable sort on (int)(start + deadline - now), as Collections.sort does
+    for k in range(ns):
+        j = lst[k]
+        edf_key[k] = np.int64(start[j] + deadline[j] - cur_ms)
+    perm = np.argsort(edf_key[:ns], kind="mergesort")
+    for k in range(ns):
+        edf[k] = lst[perm[k]]
+    for k in range(ns):
+        j = edf[k]
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            dst = red_rack[r]
+            if r_free[dst] <= zero:
+                continue
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                if done[f]:
+                    continue
+                src = flow_src[f]
+                m = min(s_free[src], r_free[dst])
+                if m <= zero:
+                    m = 0.0
+                bps[f] += m
+                s_free[src] -= m
+                r_free[dst] -= m
+
+
+@njit(cache=True, error_model="numpy")
+def _rates_dark(lst, ns, red_ptr, red_rack, flow_ptr, flow_src, done, bps, cap, zero, s_free,
+                r_free, su, ru, nm, nr):
+    """``CoflowSimulatorDark.updateRates``: strict priority over the queue order, each coflow
+    splitting each port equally among its flows there."""
+    s_free[:] = cap
+    r_free[:] = cap
+    for k in range(ns):
+        j = lst[k]
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            dst = red_rack[r]
+            if r_free[dst] <= zero:
+                for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                    bps[f] = 0.0
+                continue
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                if done[f]:
+                    continue
+                src = flow_src[f]
+                if s_free[src] <= zero:
+                    bps[f] = 0.0
+                    continue
+                nm[src] += 1
+                nr[dst] += 1
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            dst = red_rack[r]
+            if r_free[dst] <= zero or nr[dst] == 0:
+                continue
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                src = flow_src[f]
+                if done[f] or s_free[src] <= zero or nm[src] == 0:
+                    continue
+                m = min(s_free[src] / nm[src], r_free[dst] / nr[dst])
+                if m <= zero:
+                    m = 0.0
+                bps[f] = m
+                su[src] += m
+                ru[dst] += m
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            dst = red_rack[r]
+            r_free[dst] -= ru[dst]
+            ru[dst] = 0.0
+            nr[dst] = 0
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                src = flow_src[f]
+                s_free[src] -= su[src]
+                su[src] = 0.0
+                nm[src] = 0
+
+
+@njit(cache=True, error_model="numpy")
+def _dark_order(lst, ns, queue, cq, stamp, counter, sent, first, factor, nq):
+    """``updateJobOrder``: walk the queues top-down; a coflow whose bytes sent passed its
+    queue's limit moves one queue down (to the tail), and may move again in the same walk."""
+    for i in range(nq):
+        for k in range(ns):
+            j = lst[k]
+            if queue[j] != i:
+                continue
+            target = 0
+            lim = first
+            while lim < sent[j]:
+                target += 1
+                lim *= factor
+            if cq[j] < target:
+                cq[j] += 1
+                if i + 1 < nq:
+                    queue[j] = i + 1
+                    stamp[j] = counter
+                    counter += 1
+        # re-sort the list by (queue, stamp): insertion sort, the list is nearly sorted
+        for a in range(1, ns):
+            v = lst[a]
+            b = a - 1
+            while b >= 0 and (queue[lst[b]] > queue[v]
+                              or (queue[lst[b]] == queue[v] and stamp[lst[b]] > stamp[v])):
+                lst[b + 1] = lst[b]
+                b -= 1
+            lst[b + 1] = v
+    return counter
+
+
+@njit(cache=True, error_model="numpy")
+def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_ptr, flow_src,
+                flow_size, alpha, deadline, scf, ncf, n_in, n_out, epoch_ms, quantum_ms,
+                zero, pseudo_deadlines, nq, first, factor):
+    n = arrival.size
+    nf = flow_size.size
+    nr_ = red_rack.size
+    cap = 1.0 * 1024 * 1048576  # bits per second
+    qf = 1.0 * quantum_ms / 1024  # a simulated second is 1024 ms
+    end_ms = 86400 * 1024
+    epoch_q = epoch_ms // quantum_ms
+    rem = flow_size.copy()
+    done = np.zeros(nf, dtype=np.bool_)
+    bps = np.zeros(nf)
+    red_left = red_bytes.copy()
+    perrack = red_perrack.copy()
+    red_done = np.zeros(nr_, dtype=np.bool_)
+    red_fin = np.full(nr_, -1.0)
+    f_red = np.empty(nf, dtype=np.int64)
+    for r in range(nr_):
+        for f in range(flow_ptr[r], flow_ptr[r + 1]):
+            f_red[f] = r
+    job_of_red = np.empty(nr_, dtype=np.int64)
+    for j in range(n):
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            job_of_red[r] = j
+    start = np.full(n, -1.0)
+    finish = np.full(n, -1.0)
+    red_open = np.zeros(n, dtype=np.int64)
+    sent = np.zeros(n)
+    queue = np.zeros(n, dtype=np.int64)
+    cq = np.zeros(n, dtype=np.int64)
+    stamp = np.zeros(n, dtype=np.int64)
+    counter = 0
+    dl = deadline.copy()
+    if not pseudo_deadlines:
+        dl[:] = 0.0  # backfill then follows admission order (ties keep the list order)
+    lst = np.empty(n + 1, dtype=np.int64)
+    ns = 0
+    edf = np.empty(n + 1, dtype=np.int64)
+    edf_key = np.empty(n + 1, dtype=np.int64)
+    s_free = np.empty(n_in)
+    r_free = np.empty(n_out)
+    su = np.zeros(n_in)
+    ru = np.zeros(n_out)
+    sb = np.zeros(n_in)
+    rb = np.zeros(n_out)
+    nmc = np.zeros(n_in, dtype=np.int64)
+    nrc = np.zeros(n_out, dtype=np.int64)
+    # segments (flow, first quantum, last quantum exclusive, bytes per quantum)
+    seg_f = np.empty(1024, dtype=np.int64)
+    seg_a = np.empty(1024, dtype=np.int64)
+    seg_b = np.empty(1024, dtype=np.int64)
+    seg_d = np.empty(1024)
+    nseg = 0
+    last_seg = np.full(nf, -1, dtype=np.int64)
+    # per-job temporaries of one window: flow, bytes per quantum, quanta, finished, last bytes
+    wmax = 1
+    rmax = 1
+    for j in range(n):
+        wmax = max(wmax, flow_ptr[red_ptr[j + 1]] - flow_ptr[red_ptr[j]])
+        rmax = max(rmax, red_ptr[j + 1] - red_ptr[j])
+    tf = np.empty(wmax, dtype=np.int64)
+    td = np.empty(wmax)
+    tst = np.empty(wmax, dtype=np.int64)
+    tfin = np.empty(wmax, dtype=np.bool_)
+    tbl = np.empty(wmax)
+    buf = np.empty(wmax)
+    t_ptr = np.empty(rmax + 1, dtype=np.int64)
+    cur = 0
+    active_tasks = 0
+    t_ms = 0
+    while t_ms < end_ms and (cur < n or active_tasks > 0):
+        added = 0
+        while cur < n:
+            j = cur
+            if arrival[j] > t_ms + epoch_ms:
+                break
+            if flow_ptr[red_ptr[j + 1]] == flow_ptr[red_ptr[j]]:
+                start[j] = t_ms  # no flows: CoflowSim ignores it; report CCT 0
+                finish[j] = t_ms
+                cur += 1
+                continue
+            start[j] = t_ms
+            red_open[j] = red_ptr[j + 1] - red_ptr[j]
+            active_tasks += red_open[j]
+            if kind == 5:
+                queue[j] = 0
+                cq[j] = 0
+                stamp[j] = counter
+                counter += 1
+                lst[ns] = j
+                ns += 1
+            else:
+                ns = _insert_sorted(lst, ns, j, kind, scf, ncf, alpha, perrack, red_ptr)
+            added += 1
+            cur += 1
+        if added > 0:
+            if kind == 5:
+                counter = _dark_order(lst, ns, queue, cq, stamp, counter, sent, first, factor,
+                                      nq)
+                _rates_dark(lst, ns, red_ptr, red_rack, flow_ptr, flow_src, done, bps, cap, zero,
+                            s_free, r_free, su, ru, nmc, nrc)
+            else:
+                _rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem, done,
+                            bps, start, dl, float(t_ms), cap, zero, s_free, r_free, su, ru, sb,
+                            rb, edf, edf_key)
+        i = 0
+        while i < epoch_q and ns > 0:
+            # the first quantum in which a whole coflow finishes: every reducer done, by its
+            # last flow or by its bytes-left counter reaching ZERO first (ReduceTask checks both)
+            big = epoch_q - i
+            dep = big + 1
+            for k in range(ns):
+                j = lst[k]
+                kj = 0
+                nt = 0
+                for r in range(red_ptr[j], red_ptr[j + 1]):
+                    t_ptr[r - red_ptr[j]] = nt
+                    if red_done[r]:
+                        continue
+                    for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                        if done[f]:
+                            continue
+                        d = (bps[f] / 8) * qf
+                        _, st, fin, bl = _advance(rem[f], d, big, zero)
+                        if not fin:
+                            kj = big + 1
+                            break
+                        td[nt] = d
+                        tst[nt] = st
+                        tfin[nt] = fin
+                        tbl[nt] = bl
+                        nt += 1
+                    if kj > big:
+                        break
+                    t_ptr[r - red_ptr[j] + 1] = nt
+                    a = t_ptr[r - red_ptr[j]]
+                    last = 0
+                    for t in range(a, nt):
+                        if tst[t] > last:
+                            last = tst[t]
+                    if last > 1:
+                        _, c = _replay(red_left[r], -1.0, td, tst, tfin, tbl, a, nt, last - 1,
+                                       False, buf, zero)
+                        if c > 0:
+                            last = c
+                    if last > kj:
+                        kj = last
+                if kj < dep:
+                    dep = kj
+            steps = dep if dep <= big else big
+            q0 = t_ms // quantum_ms + i
+            departed = 0
+            for k in range(ns):
+                j = lst[k]
+                nt = 0
+                for r in range(red_ptr[j], red_ptr[j + 1]):
+                    t_ptr[r - red_ptr[j]] = nt
+                    for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                        if done[f]:
+                            continue
+                        d = (bps[f] / 8) * qf
+                        x0 = rem[f]
+                        x, st, fin, bl = _advance(x0, d, steps, zero)
+                        tf[nt] = f
+                        td[nt] = d
+                        tst[nt] = st
+                        tfin[nt] = fin
+                        tbl[nt] = bl
+                        nt += 1
+                        if d > 0.0 and st > 0:
+                            full = st - 1 if fin else st
+                            if full > 0 and x0 != x:
+                                ls = last_seg[f]
+                                if ls >= 0 and seg_b[ls] == q0 and seg_d[ls] == d:
+                                    seg_b[ls] = q0 + full  # same rate as before: extend
+                                else:
+                                    seg_f = _grow(seg_f, nseg)
+                                    seg_a = _grow(seg_a, nseg)
+                                    seg_b = _grow(seg_b, nseg)
+                                    seg_d = _grow(seg_d, nseg)
+                                    seg_f[nseg] = f
+                                    seg_a[nseg] = q0
+                                    seg_b[nseg] = q0 + full
+                                    seg_d[nseg] = d
+                                    last_seg[f] = nseg
+                                    nseg += 1
+                            if fin:
+                                seg_f = _grow(seg_f, nseg)
+                                seg_a = _grow(seg_a, nseg)
+                                seg_b = _grow(seg_b, nseg)
+                                seg_d = _grow(seg_d, nseg)
+                                seg_f[nseg] = f
+                                seg_a[nseg] = q0 + st - 1
+                                seg_b[nseg] = q0 + st
+                                seg_d[nseg] = bl
+                                nseg += 1
+                        rem[f] = x
+                        if fin:
+                            done[f] = True
+                t_ptr[red_ptr[j + 1] - red_ptr[j]] = nt
+                if kind == 5:
+                    sent[j], _ = _replay(sent[j], 1.0, td, tst, tfin, tbl, 0, nt, steps, False,
+                                         buf, zero)
+                for r in range(red_ptr[j], red_ptr[j + 1]):
+                    a = t_ptr[r - red_ptr[j]]
+                    b = t_ptr[r - red_ptr[j] + 1]
+                    if kind == 3:
+                        perrack[r], _ = _replay(perrack[r], -1.0, td, tst, tfin, tbl, a, b,
+                                                steps, True, buf, zero)
+                    if red_done[r]:
+                        continue
+                    red_left[r], c = _replay(red_left[r], -1.0, td, tst, tfin, tbl, a, b,
+                                             steps, False, buf, zero)
+                    last = -1
+                    open_flows = False
+                    for t in range(a, b):
+                        if tfin[t]:
+                            if tst[t] > last:
+                                last = tst[t]
+                        else:
+                            open_flows = True
+                    if c > 0 and (open_flows or c < last):
+                        open_flows = False  # the counter reached ZERO first
+                        last = c
+                    if not open_flows:
+                        red_done[r] = True
+                        red_left[r] = 0.0
+                        red_fin[r] = (q0 + last) * quantum_ms
+                        red_open[j] -= 1
+                        active_tasks -= 1
+                        if red_open[j] == 0:
+                            departed += 1
+            if departed > 0:
+                cur_ms = (q0 + steps - 1) * quantum_ms
+                k2 = 0
+                for k in range(ns):
+                    j = lst[k]
+                    if red_open[j] == 0:
+                        fj = -1.0
+                        for r in range(red_ptr[j], red_ptr[j + 1]):
+                            if red_fin[r] > fj:
+                                fj = red_fin[r]
+                        finish[j] = fj
+                    else:
+                        lst[k2] = j
+                        k2 += 1
+                ns = k2
+                if kind == 5:
+                    counter = _dark_order(lst, ns, queue, cq, stamp, counter, sent, first,
+                                          factor, nq)
+                    _rates_dark(lst, ns, red_ptr, red_rack, flow_ptr, flow_src, done, bps, cap,
+                                zero, s_free, r_free, su, ru, nmc, nrc)
+                else:
+                    _rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem,
+                                done, bps, start, dl, float(cur_ms), cap, zero, s_free, r_free,
+                                su, ru, sb, rb, edf, edf_key)
+            i += steps
+        t_ms += epoch_ms
+    return start, finish, seg_f[:nseg], seg_a[:nseg], seg_b[:nseg], seg_d[:nseg]
+
+
+# -- public entry points ----------------------------------------------------------------------
+
+
+def _canonical(scheduler: str) -> str:
+    key = scheduler.strip().lower()
+    if key not in COFLOWSIM_SCHEDULERS:
+        raise KeyError(f"coflowsim semantics: unknown scheduler {scheduler!r}; CoflowSim has "
+                       f"{', '.join(sorted(set(COFLOWSIM_SCHEDULERS.values())))} "
+                       "(varys = sebf, aalo = dark)")
+    return COFLOWSIM_SCHEDULERS[key]
+
+
+def _transformed(inst: Instance, model: _Model, start: np.ndarray
+                 ) -> tuple[Instance, np.ndarray]:
+    """CoflowSim's flows as an instance in the original coflow order; returns it and, per
+    model flow, its index there."""
+    n = inst.n_coflows
+    nf_job = np.diff(model.flow_ptr[model.red_ptr])  # flows per job
+    job_of_flow = np.repeat(np.arange(n), nf_job)
+    coflow = model.order[job_of_flow]
+    perm = np.argsort(coflow, kind="stable")  # new flow k is model flow perm[k]
+    where = np.empty_like(perm)
+    where[perm] = np.arange(perm.size)
+    red_of_flow = np.repeat(np.arange(model.red_rack.size), np.diff(model.flow_ptr))
+    release = np.empty(n)
+    release[model.order] = start
+    out = Instance.from_arrays(
+        Fabric.uniform(inst.fabric.ports, 0.125),
+        model.flow_src[perm], model.red_rack[red_of_flow][perm], model.flow_size[perm] / MIB,
+        coflow[perm], coflow_id=inst.coflow_id, coflow_release=release,
+        coflow_weight=inst.coflow_weight, coflow_job=inst.coflow_job, n_coflows=n,
+        job_id=inst.job_id, job_release=_job_release(inst, release),
+        job_weight=inst.job_weight, n_jobs=inst.n_jobs, time_unit="ms",
+    )
+    return out, where
+
+
+def _job_release(inst: Instance, release: np.ndarray) -> np.ndarray:
+    out = np.full(inst.n_jobs, np.inf)
+    np.minimum.at(out, np.asarray(inst.coflow_job), release)
+    out[~np.isfinite(out)] = 0.0
+    return out
+
+
+def coflowsim_instance(instance: Instance, params: CoflowSimParams | None = None) -> Instance:
+    """The instance CoflowSim actually simulates (rounded flows, in MB), releases unchanged."""
+    params = params or CoflowSimParams()
+    model = _build_model(instance, params)
+    inst, _ = _transformed(instance, model, model.arrival)
+    return inst
+
+
+def coflowsim(instance: Instance, scheduler: str = "sebf", *,
+              params: CoflowSimParams | None = None) -> CoflowSimResult:
+    """Run ``scheduler`` under CoflowSim's semantics (module docstring).
+
+    ``scheduler``: CoflowSim's names ``sebf``, ``dark``, ``fifo``, ``scf`` (shortest: smallest
+    largest-reducer / M first), ``ncf`` (narrowest: min(M, R)), ``lcf`` (lightest: total bytes
+    left), ``fair``, ``pfp``; ``varys`` and ``aalo`` are accepted for ``sebf`` and ``dark``.
+    The instance is read as CoflowSim reads a trace: one mapper per distinct source port, one
+    reducer per distinct destination port receiving the sum of its flows, split evenly.
+    """
+    params = params or CoflowSimParams()
+    name = _canonical(scheduler)
+    kind = _KIND[name]
+    t0 = time.process_time()
+    model = _build_model(instance, params)
+    if kind <= 5:
+        start, finish, sf, sa, sb, sd = _run_coflow(
+            kind, model.arrival, model.red_ptr, model.red_rack, model.red_bytes,
+            model.red_perrack, model.flow_ptr, model.flow_src, model.flow_size, model.alpha,
+            model.deadline, model.scf_key, model.ncf_key, model.n_in, model.n_out,
+            params.epoch_ms, params.quantum_ms, params.zero, params.pseudo_deadlines,
+            params.dark_queues, params.dark_first_mib * MIB, params.dark_factor)
+    else:
+        raise NotImplementedError(name)
+    inst, where = _transformed(instance, model, start)
+    q = params.quantum_ms
+    grid, inv = np.unique(np.concatenate([sa, sb]), return_inverse=True)
+    k = sa.size
+    sched = Schedule.from_segments(
+        grid.astype(np.float64) * q, where[sf], sd / MIB / q, inv[:k], inv[k:],
+        meta={"scheduler": f"coflowsim:{name}", "semantics": "coflowsim"})
+    runtime = time.process_time() - t0
+    st = np.empty(instance.n_coflows)
+    fi = np.empty(instance.n_coflows)
+    st[model.order] = start
+    fi[model.order] = finish
+    return CoflowSimResult(name, inst, sched, st, fi, runtime, params)
+
