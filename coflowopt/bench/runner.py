@@ -107,14 +107,16 @@ def _run_here(task: Task) -> dict[str, Any]:
                 res = coflowsim(inst, task.scheduler.name,
                                 params=CoflowSimParams(**task.scheduler.params))
                 inst, sched = res.instance, res.schedule  # what CoflowSim simulated
+                tol = res.tolerance
             else:
                 sched = info(inst, seed=task.algorithm_seed, **task.scheduler.params)
+                tol = None
             t2 = time.perf_counter()
             row.update(ports=inst.ports, n_coflows=inst.n_coflows, n_flows=inst.n_flows,
                        n_jobs=inst.n_jobs, time_unit=inst.time_unit)
             row.update({f"lb_{k}": v for k, v in lower_bounds(inst).items()})
             row["algo_seconds"] = t2 - t1
-            valid = validate(inst, sched)
+            valid = validate(inst, sched, tol)
             row["validate_seconds"] = time.perf_counter() - t2
             metrics = summary(valid)
             metrics.pop("coflows", None)  # n_coflows is already there

@@ -87,7 +87,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 cpu = time.process_time() - t0
                 lb_inst = res.instance  # rounded flows, releases at the admission epochs
                 _report(res.instance, res.schedule, f"{algo}", cpu, rows, writer, args,
-                        len(algos) > 1)
+                        len(algos) > 1, res.tolerance)
                 continue
             bar = None
             if not args.no_progress and inst.n_flows > 50_000:  # a long run
@@ -128,12 +128,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _report(inst, sched, name: str, cpu: float, rows: list, writer, args: argparse.Namespace,
-            several: bool) -> None:
+            several: bool, tol=None) -> None:
     """Validate one schedule, add its metrics row, write its CSV rows and schedule file."""
     from coflowopt import metrics, validate
     from coflowopt.interchange import save_schedule
 
-    valid = validate(inst, sched)
+    valid = validate(inst, sched, tol)
     rows.append((name, metrics.summary(valid), cpu))
     if writer is not None:
         cct = metrics.cct(valid)

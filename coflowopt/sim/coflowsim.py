@@ -45,7 +45,8 @@ from numba import njit
 
 from coflowopt.model import Fabric, Instance
 from coflowopt.schedule import Schedule
-from coflowopt.sim.fast import _grow
+from coflowopt.sim.fast import _grow, _hpop, _hpush
+from coflowopt.validate import Tolerance
 
 __all__ = [
     "COFLOWSIM_SCHEDULERS",
@@ -123,6 +124,12 @@ class CoflowSimResult:
     @property
     def cct(self) -> np.ndarray:
         return self.finish - self.start
+
+    @property
+    def tolerance(self) -> Tolerance:
+        """The validator tolerance of CoflowSim's finishing rule: a flow is done when at most
+        ``Constants.ZERO`` bytes are left (no relative slack)."""
+        return Tolerance(volume_rtol=0.0, atol=self.params.zero / MIB)
 
     @property
     def average_cct(self) -> float:
@@ -391,6 +398,20 @@ def _replay(s, sign, td, tst, tfin, tbl, a, b, w, clamp, buf, zero):
                 cross = q
     return s, cross
 
+
+@njit(cache=True, error_model="numpy")
+def _seg(seg_f, seg_a, seg_b, seg_d, nseg, f, a, b, d):
+    if b > a and d != 0.0:
+        seg_f = _grow(seg_f, nseg)
+        seg_a = _grow(seg_a, nseg)
+        seg_b = _grow(seg_b, nseg)
+        seg_d = _grow(seg_d, nseg)
+        seg_f[nseg] = f
+        seg_a[nseg] = a
+        seg_b[nseg] = b
+        seg_d[nseg] = d
+        nseg += 1
+    return seg_f, seg_a, seg_b, seg_d, nseg
 
 # -- the coflow-level schedulers (CoflowSimulator.java, CoflowSimulatorDark.java) ------------
 
@@ -894,6 +915,16 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                             if red_fin[r] > fj:
                                 fj = red_fin[r]
                         finish[j] = fj
+                        # a reducer that ended on its bytes-left counter may leave a flow
+                        # with a residue of a few thousandths of a byte: account it to the
+                        # coflow's last quantum (CoflowSim sends it just after)
+                        for f in range(flow_ptr[red_ptr[j]], flow_ptr[red_ptr[j + 1]]):
+                            if not done[f]:
+                                seg_f, seg_a, seg_b, seg_d, nseg = _seg(
+                                    seg_f, seg_a, seg_b, seg_d, nseg, f, q0 + steps - 1,
+                                    q0 + steps, rem[f])
+                                rem[f] = 0.0
+                                done[f] = True
                     else:
                         lst[k2] = j
                         k2 += 1
@@ -908,6 +939,252 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                                 done, bps, start, dl, float(cur_ms), cap, zero, s_free, r_free,
                                 su, ru, sb, rb, edf, edf_key)
             i += steps
+        t_ms += epoch_ms
+    return start, finish, seg_f[:nseg], seg_a[:nseg], seg_b[:nseg], seg_d[:nseg]
+
+
+# -- the per-flow schedulers (FlowSimulator.java) ---------------------------------------------
+
+
+@njit(cache=True, error_model="numpy")
+def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_out,
+              epoch_ms, quantum_ms, zero):
+    """FAIR (``kind`` 6) and PFP (7): rates change only when a flow finishes or coflows are
+    admitted, so the loop jumps between those quanta; a rate change re-times the flows it
+    touches (FAIR: the flows on the two ports of a finished flow; PFP: the new matching)."""
+    n = arrival.size
+    nf = flow_size.size
+    nr_ = red_rack.size
+    cfull = 1.0 * 1024 * 1048576 / 8.0 * (1.0 * quantum_ms / 1024)  # bytes per quantum
+    end_ms = 86400 * 1024
+    f_red = np.empty(nf, dtype=np.int64)
+    for r in range(nr_):
+        for f in range(flow_ptr[r], flow_ptr[r + 1]):
+            f_red[f] = r
+    red_job = np.empty(nr_, dtype=np.int64)
+    for j in range(n):
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            red_job[r] = j
+    x = flow_size.copy()
+    d = np.zeros(nf)
+    tq = np.zeros(nf, dtype=np.int64)  # x is the bytes left at the start of quantum tq
+    ver = np.zeros(nf, dtype=np.int64)
+    done = np.zeros(nf, dtype=np.bool_)
+    red_open = np.diff(flow_ptr)
+    job_open = np.diff(red_ptr)
+    start = np.full(n, -1.0)
+    finish = np.full(n, -1.0)
+    # FAIR: flows per reducer port and per mapper port, as linked lists
+    n_dst = np.zeros(n_out, dtype=np.int64)
+    n_src = np.zeros(n_in, dtype=np.int64)
+    hd_d = np.full(n_out, -1, dtype=np.int64)
+    hd_s = np.full(n_in, -1, dtype=np.int64)
+    nx_d = np.full(nf, -1, dtype=np.int64)
+    pv_d = np.full(nf, -1, dtype=np.int64)
+    nx_s = np.full(nf, -1, dtype=np.int64)
+    pv_s = np.full(nf, -1, dtype=np.int64)
+    mark_d = np.zeros(n_out, dtype=np.bool_)
+    mark_s = np.zeros(n_in, dtype=np.bool_)
+    # PFP: the served flow of each reducer port
+    served = np.full(n_out, -1, dtype=np.int64)
+    busy = np.zeros(n_in, dtype=np.bool_)
+    hk = np.empty(1024)
+    hv = np.empty(1024, dtype=np.int64)
+    hw = np.empty(1024, dtype=np.int64)
+    nh = 0
+    seg_f = np.empty(1024, dtype=np.int64)
+    seg_a = np.empty(1024, dtype=np.int64)
+    seg_b = np.empty(1024, dtype=np.int64)
+    seg_d = np.empty(1024)
+    nseg = 0
+    cur = 0
+    active_jobs = 0
+    active_tasks = 0
+    t_ms = 0
+    while t_ms < end_ms and (cur < n or active_tasks > 0):
+        qa = t_ms // quantum_ms
+        added = 0
+        if kind == 7:
+            # bring the served flows to now before new flows compare with their bytes left
+            for p in range(n_out):
+                g = served[p]
+                if g >= 0:
+                    x0 = x[g]
+                    x[g], _, _, _ = _advance(x0, d[g], qa - tq[g], zero)
+                    seg_f, seg_a, seg_b, seg_d, nseg = _seg(seg_f, seg_a, seg_b, seg_d, nseg,
+                                                            g, tq[g], qa, d[g])
+                    tq[g] = qa
+        while cur < n:
+            j = cur
+            if arrival[j] > t_ms + epoch_ms:
+                break
+            start[j] = t_ms
+            if flow_ptr[red_ptr[j + 1]] == flow_ptr[red_ptr[j]]:
+                finish[j] = t_ms
+                cur += 1
+                continue
+            active_jobs += 1
+            active_tasks += red_ptr[j + 1] - red_ptr[j]
+            for r in range(red_ptr[j], red_ptr[j + 1]):
+                p = red_rack[r]
+                for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                    tq[f] = qa
+                    s_ = flow_src[f]
+                    if kind == 6:
+                        n_dst[p] += 1
+                        n_src[s_] += 1
+                        nx_d[f] = hd_d[p]
+                        if hd_d[p] >= 0:
+                            pv_d[hd_d[p]] = f
+                        hd_d[p] = f
+                        nx_s[f] = hd_s[s_]
+                        if hd_s[s_] >= 0:
+                            pv_s[hd_s[s_]] = f
+                        hd_s[s_] = f
+                        mark_d[p] = True
+                        mark_s[s_] = True
+                    else:
+                        # FlowSimulator.addAscending: before the first flow with more bytes
+                        # left than this flow's size
+                        prev = -1
+                        g = hd_d[p]
+                        while g >= 0 and not (x[g] > flow_size[f]):
+                            prev = g
+                            g = nx_d[g]
+                        nx_d[f] = g
+                        pv_d[f] = prev
+                        if g >= 0:
+                            pv_d[g] = f
+                        if prev >= 0:
+                            nx_d[prev] = f
+                        else:
+                            hd_d[p] = f
+            added += 1
+            cur += 1
+        q_end = (t_ms + epoch_ms) // quantum_ms
+        qn = qa
+        first = True
+        while active_jobs > 0:
+            # re-time what changed at quantum qn
+            if kind == 6:
+                if first and added == 0:
+                    pass
+                else:
+                    for side in range(2):
+                        nports = n_out if side == 0 else n_in
+                        for p in range(nports):
+                            if side == 0:
+                                if not mark_d[p]:
+                                    continue
+                                mark_d[p] = False
+                                g = hd_d[p]
+                            else:
+                                if not mark_s[p]:
+                                    continue
+                                mark_s[p] = False
+                                g = hd_s[p]
+                            while g >= 0:
+                                a1 = cfull / n_dst[red_rack[f_red[g]]]
+                                a2 = cfull / n_src[flow_src[g]]
+                                nd = min(a1, a2)
+                                if nd != d[g]:
+                                    x0 = x[g]
+                                    x[g], _, _, _ = _advance(x0, d[g], qn - tq[g], zero)
+                                    seg_f, seg_a, seg_b, seg_d, nseg = _seg(
+                                        seg_f, seg_a, seg_b, seg_d, nseg, g, tq[g], qn, d[g])
+                                    d[g] = nd
+                                    tq[g] = qn
+                                    _, st, fin, _ = _advance(x[g], nd, 1 << 40, zero)
+                                    if fin:
+                                        ver[g] += 1
+                                        hk, hv, hw, nh = _hpush(hk, hv, hw, nh,
+                                                                float(qn + st - 1), g, ver[g])
+                                g = nx_d[g] if side == 0 else nx_s[g]
+            elif first and added == 0:
+                pass
+            else:
+                # PFP: reducer ports in order each serve their first flow whose mapper is idle
+                busy[:] = False
+                for p in range(n_out):
+                    g = hd_d[p]
+                    while g >= 0 and busy[flow_src[g]]:
+                        g = nx_d[g]
+                    old = served[p]
+                    if g >= 0:
+                        busy[flow_src[g]] = True
+                    if old == g:
+                        continue
+                    if old >= 0 and not done[old]:
+                        x0 = x[old]
+                        x[old], _, _, _ = _advance(x0, d[old], qn - tq[old], zero)
+                        seg_f, seg_a, seg_b, seg_d, nseg = _seg(seg_f, seg_a, seg_b, seg_d,
+                                                                nseg, old, tq[old], qn, d[old])
+                        d[old] = 0.0
+                        tq[old] = qn
+                        ver[old] += 1
+                    served[p] = g
+                    if g >= 0:
+                        x0 = x[g]
+                        x[g], _, _, _ = _advance(x0, d[g], qn - tq[g], zero)
+                        d[g] = cfull
+                        tq[g] = qn
+                        _, st, fin, _ = _advance(x[g], cfull, 1 << 40, zero)
+                        ver[g] += 1
+                        hk, hv, hw, nh = _hpush(hk, hv, hw, nh, float(qn + st - 1), g, ver[g])
+            first = False
+            # the next quantum in which flows finish
+            while nh > 0 and hw[0] != ver[hv[0]]:
+                nh = _hpop(hk, hv, hw, nh)
+            if nh == 0 or hk[0] >= q_end:
+                break
+            q = np.int64(hk[0])
+            while nh > 0 and hk[0] == q:
+                g = hv[0]
+                ok = hw[0] == ver[g]
+                nh = _hpop(hk, hv, hw, nh)
+                if not ok or done[g]:
+                    continue
+                x0 = x[g]
+                xg, st, fin, bl = _advance(x0, d[g], q - tq[g] + 1, zero)
+                seg_f, seg_a, seg_b, seg_d, nseg = _seg(seg_f, seg_a, seg_b, seg_d, nseg, g,
+                                                        tq[g], q, d[g])
+                seg_f, seg_a, seg_b, seg_d, nseg = _seg(seg_f, seg_a, seg_b, seg_d, nseg, g,
+                                                        q, q + 1, bl)
+                x[g] = xg
+                tq[g] = q + 1
+                done[g] = True
+                ver[g] += 1
+                r = f_red[g]
+                p = red_rack[r]
+                s_ = flow_src[g]
+                if kind == 6:
+                    n_dst[p] -= 1
+                    n_src[s_] -= 1
+                    mark_d[p] = True
+                    mark_s[s_] = True
+                    if pv_s[g] >= 0:
+                        nx_s[pv_s[g]] = nx_s[g]
+                    else:
+                        hd_s[s_] = nx_s[g]
+                    if nx_s[g] >= 0:
+                        pv_s[nx_s[g]] = pv_s[g]
+                else:
+                    served[p] = -1
+                if pv_d[g] >= 0:
+                    nx_d[pv_d[g]] = nx_d[g]
+                else:
+                    hd_d[p] = nx_d[g]
+                if nx_d[g] >= 0:
+                    pv_d[nx_d[g]] = pv_d[g]
+                red_open[r] -= 1
+                if red_open[r] == 0:
+                    active_tasks -= 1
+                    j = red_job[r]
+                    job_open[j] -= 1
+                    if job_open[j] == 0:
+                        finish[j] = (q + 1) * quantum_ms
+                        active_jobs -= 1
+            qn = q + 1
         t_ms += epoch_ms
     return start, finish, seg_f[:nseg], seg_a[:nseg], seg_b[:nseg], seg_d[:nseg]
 
@@ -977,6 +1254,10 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
     params = params or CoflowSimParams()
     name = _canonical(scheduler)
     kind = _KIND[name]
+    n_edges = len(instance.starts_after) + len(instance.finishes_before)
+    if n_edges:
+        raise ValueError(f"coflowsim semantics are single-stage: the instance has {n_edges} "
+                         "precedence edges (Starts-After/Finishes-Before), CoflowSim has none")
     t0 = time.process_time()
     model = _build_model(instance, params)
     if kind <= 5:
@@ -987,7 +1268,10 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
             params.epoch_ms, params.quantum_ms, params.zero, params.pseudo_deadlines,
             params.dark_queues, params.dark_first_mib * MIB, params.dark_factor)
     else:
-        raise NotImplementedError(name)
+        start, finish, sf, sa, sb, sd = _run_flow(
+            kind, model.arrival, model.red_ptr, model.red_rack, model.flow_ptr, model.flow_src,
+            model.flow_size, model.n_in, model.n_out, params.epoch_ms, params.quantum_ms,
+            params.zero)
     inst, where = _transformed(instance, model, start)
     q = params.quantum_ms
     grid, inv = np.unique(np.concatenate([sa, sb]), return_inverse=True)

@@ -1,0 +1,239 @@
+"""CoflowSim semantics: the exact float replay, hand-worked rules, a quantum-by-quantum twin,
+the validator, and the published FB2010 figures."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sim.coflowsim_brute import simulate as brute_simulate
+
+from coflowopt import CoflowSpec, JobSpec, build_instance, metrics, validate
+from coflowopt.sim.coflowsim import (
+    CoflowSimParams,
+    JavaRandom,
+    _advance,
+    _build_model,
+    _replay,
+    coflowsim,
+    coflowsim_instance,
+)
+from coflowopt.workloads import find_fb2010, read_trace
+
+MS = 0.125  # MB per ms: one trace MB per 8 ms
+
+SCHEDULERS = ("sebf", "dark", "fifo", "scf", "ncf", "lcf", "fair", "pfp")
+
+
+def _inst(coflows: list[tuple[float, list[tuple[int, int, float]]]], ports: int = 4):
+    """Coflows as (release ms, [(src, dst, MB)]), in MB and ms like a trace."""
+    inst = build_instance(ports, coflows=[CoflowSpec(f, release=r) for r, f in coflows])
+    return inst.__class__.from_arrays(
+        inst.fabric.__class__.uniform(ports, MS), inst.flow_src, inst.flow_dst,
+        inst.flow_volume, inst.flow_coflow, coflow_release=inst.coflow_release,
+        n_coflows=inst.n_coflows, time_unit="ms")
+
+
+# -- the floating-point replay against a literal loop -------------------------------------------
+
+
+def _loop(x: float, d: float, m: int, zero: float = 1e-3):
+    b = 0.0
+    for s in range(m):
+        b = min(d, x)
+        x -= b
+        if x <= zero:
+            return x, s + 1, True, b
+    return x, m, False, b if m else 0.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 30_000), st.floats(1e-4, 3e6), st.integers(1, 3000),
+       st.sampled_from([1.0, 0.37, 1e-3]))
+def test_advance_equals_the_quantum_loop(mib, d, m, frac):
+    x = mib * 1048576.0 * frac
+    got = _advance(x, d, m, 1e-3)
+    want = _loop(x, d, m)
+    assert got[:3] == want[:3]
+    if got[2]:
+        assert got[3] == want[3]
+
+
+def _replay_loop(s, sign, td, tst, tfin, tbl, w, clamp, zero=1e-3):
+    cross = 0
+    for q in range(1, w + 1):
+        for k in range(len(td)):
+            if (not tfin[k]) or tst[k] >= q:
+                b = tbl[k] if (tfin[k] and tst[k] == q) else td[k]
+                s = s + sign * b
+                if clamp and s < 0:
+                    s = 0.0
+        if cross == 0 and s <= zero:
+            cross = q
+    return s, cross
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 300), min_size=1, max_size=6), st.integers(1, 400),
+       st.integers(1, 500), st.sampled_from([-1.0, 1.0]), st.booleans())
+def test_replay_equals_the_quantum_loop(divs, mib, w, sign, clamp):
+    size = mib * 1048576.0
+    td = np.array([size / k for k in divs])
+    n = td.size
+    tst = np.empty(n, dtype=np.int64)
+    tfin = np.zeros(n, dtype=np.bool_)
+    tbl = np.empty(n)
+    for k in range(n):
+        _, tst[k], tfin[k], tbl[k] = _advance(size, td[k], w, 1e-3)
+    s0 = size * n if sign < 0 else 3 * 1048576.0
+    got = _replay(s0, sign, td, tst, tfin, tbl, 0, n, w, clamp, np.empty(n), 1e-3)
+    want = _replay_loop(s0, sign, td, tst, tfin, tbl, w, clamp)
+    assert got == want
+
+
+def test_java_random_matches_java():
+    # printed by java.util.Random itself (Java 17): new Random(17).nextDouble() x 5, and 42
+    r = JavaRandom(17)
+    assert [r.next_double() for _ in range(5)] == [
+        0.7323115139597316, 0.6973704783607497, 0.08295611145017068, 0.8162364511057306,
+        0.0443859375038691]
+    assert JavaRandom(42).next_double() == 0.7275636800328681
+
+
+# -- each rule on a hand-worked instance ---------------------------------------------------------
+
+
+def test_volumes_round_up_to_whole_mib_and_to_the_mapper_count():
+    # reducer 1.5 MB from one mapper -> 2 MiB; reducer 5 MB from two mappers -> 6 MiB
+    inst = _inst([(0.0, [(0, 0, 1.5)]), (0.0, [(1, 1, 2.5), (2, 1, 2.5)])])
+    t = coflowsim_instance(inst)
+    assert sorted(t.flow_volume.tolist()) == [2.0, 3.0, 3.0]
+    res = coflowsim(inst, "fifo")
+    # 2 MiB at 1 MiB per 8 ms; the second coflow's reducer port carries 6 MiB
+    assert res.cct.tolist() == [16.0, 48.0]
+
+
+def test_finish_times_are_whole_quanta():
+    # 0.3 MB rounds to 1 MiB: one quantum even though it would take 2.4 ms
+    res = coflowsim(_inst([(0.0, [(0, 1, 0.3)])]), "sebf")
+    assert res.finish.tolist() == [8.0]
+    assert np.all(np.mod(coflowsim(_inst([(0.0, [(0, 1, 7.0), (1, 1, 7.0)])]),
+                                   "fair").finish, 8) == 0)
+
+
+def test_epoch_admission():
+    # arrivals up to 10,240 ms are admitted at 0; 10,241 at 10,240; CCT counts from there
+    inst = _inst([(5000.0, [(0, 0, 1.0)]), (10240.0, [(1, 1, 1.0)]),
+                  (10241.0, [(2, 2, 1.0)])])
+    res = coflowsim(inst, "sebf")
+    assert res.start.tolist() == [0.0, 0.0, 10240.0]
+    assert res.cct.tolist() == [8.0, 8.0, 8.0]
+    assert res.instance.coflow_release.tolist() == [0.0, 0.0, 10240.0]
+
+
+def test_freed_bandwidth_idles_until_the_next_event():
+    # DARK, per-flow equal split: A = {in0->out0 1 MB, in0->out1 3 MB}, B = {in0->out2 1 MB},
+    # both admitted at 0, A ahead of B in the first queue.  A's flows get half of in0 each and
+    # B none.  A's short flow ends at 16 ms, but its half of in0 idles until A departs: A's
+    # long flow needs 6 quanta at half rate (48 ms), then B gets in0 for one quantum (56).
+    # An exact fluid simulator would reallocate at 16 ms (A at 32 ms).
+    inst = _inst([(0.0, [(0, 0, 1.0), (0, 1, 3.0)]), (0.0, [(0, 2, 1.0)])])
+    res = coflowsim(inst, "dark")
+    assert res.cct.tolist() == [48.0, 56.0]
+
+
+def test_sebf_order_uses_static_keys():
+    # X (2000 MB) is admitted at 0; Y (1500 MB, same ports) at 10,240 when X has 720 MB left.
+    # Static Gamma puts Y first (1500 < 2000): Y runs 12,000 ms, then X's 720 MB take 5,760.
+    inst = _inst([(0.0, [(0, 0, 2000.0)]), (10241.0, [(0, 0, 1500.0)])])
+    res = coflowsim(inst, "sebf")
+    assert res.cct.tolist() == [28000.0, 12000.0]
+
+
+def test_pseudo_deadline_backfill_order_is_seeded():
+    model = _build_model(_inst([(0.0, [(0, 0, 4.0)]), (0.0, [(1, 1, 8.0)])]),
+                         CoflowSimParams())
+    # deadline = isolated time (4 MiB and 8 MiB at 128 MiB/s, in ms) x (1 + U[0,1))
+    r = JavaRandom(17)
+    want = [4 / 128 * 1000 * (1 + r.next_double()), 8 / 128 * 1000 * (1 + r.next_double())]
+    assert model.deadline.tolist() == pytest.approx(want, rel=1e-15)
+
+
+def test_unknown_scheduler_and_dag_are_rejected():
+    with pytest.raises(KeyError, match="CoflowSim has"):
+        coflowsim(_inst([(0.0, [(0, 0, 1.0)])]), "sincronia")
+    dag = build_instance(2, jobs=[JobSpec([CoflowSpec([(0, 1, 1.0)]), CoflowSpec([(1, 0, 1.0)])],
+                                          [(0, 1)])])
+    with pytest.raises(ValueError, match="single-stage"):
+        coflowsim(dag, "sebf")
+
+
+# -- the compiled kernel against the quantum-by-quantum twin, and the validator ------------------
+
+
+@st.composite
+def small_traces(draw):
+    ports = draw(st.integers(2, 5))
+    n = draw(st.integers(1, 5))
+    coflows = []
+    for _ in range(n):
+        rel = draw(st.sampled_from([0.0, 100.0, 9000.0, 10240.0, 12000.0, 25000.0]))
+        maps = draw(st.lists(st.integers(0, ports - 1), min_size=1, max_size=3, unique=True))
+        reds = draw(st.lists(st.integers(0, ports - 1), min_size=1, max_size=3, unique=True))
+        flows = []
+        for r in reds:
+            mb = draw(st.sampled_from([0.5, 1.0, 2.0, 3.0, 7.0, 12.0, 40.0, 1500.0]))
+            flows += [(m, r, mb / len(maps)) for m in maps]
+        coflows.append((rel, flows))
+    return _inst(coflows, ports)
+
+
+@pytest.mark.parametrize("kind", SCHEDULERS)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=small_traces())
+def test_kernel_equals_quantum_by_quantum_twin_and_validates(kind, inst):
+    params = CoflowSimParams()
+    res = coflowsim(inst, kind, params=params)
+    model = _build_model(inst, params)
+    start, finish = brute_simulate(model, kind)
+    got_start = res.start[model.order]
+    got_finish = res.finish[model.order]
+    assert got_start.tolist() == start.tolist()
+    assert got_finish.tolist() == finish.tolist()
+    valid = validate(res.instance, res.schedule, res.tolerance)
+    assert np.allclose(metrics.cct(valid), res.cct, rtol=0, atol=1e-6)
+
+
+def test_same_input_same_schedule():
+    inst = _inst([(0.0, [(0, 0, 5.0), (1, 0, 5.0)]), (300.0, [(0, 1, 9.0)])])
+    a = coflowsim(inst, "sebf")
+    b = coflowsim(inst, "sebf")
+    assert a.schedule == b.schedule
+
+
+# -- the published figures on FB2010 -------------------------------------------------------------
+
+REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "data" / "fb2010" / "coflowsim"
+
+
+def _reference(name: str) -> dict[int, float]:
+    with open(REFERENCE / f"{name}.csv") as fh:
+        return {int(r["coflow"]): float(r["cct_ms"]) for r in csv.DictReader(fh)}
+
+
+@pytest.mark.skipif(find_fb2010() is None or not REFERENCE.is_dir(),
+                    reason="FB2010 trace or CoflowSim reference output not available")
+@pytest.mark.parametrize(("name", "published"), [("sebf", 28528.5), ("dark", 46097.7)])
+def test_published_fb2010_averages(name, published):
+    inst = read_trace(find_fb2010())
+    res = coflowsim(inst, name)
+    assert math.isclose(res.average_cct, published, abs_tol=0.05)
+    ref = _reference(name)
+    ids = [int(i) for i in inst.coflow_id]
+    same = np.mean([res.cct[k] == ref[c] for k, c in enumerate(ids)])
+    assert same >= 0.99
