@@ -77,7 +77,9 @@ class CoflowSimParams:
     ``epoch_ms``: admission epoch (10 x 1024 ms).  ``quantum_ms``: time step (8 ms, the time a
     port needs for 1 MiB).  ``round_volumes``: round reducers up to whole MiB and to a multiple
     of the mapper count.  ``pseudo_deadlines``: backfill in pseudo-deadline order (else in
-    arrival order).  ``seed``: the ``java.util.Random`` seed of the pseudo-deadlines.
+    admission order).  ``static_keys``: the order keeps the key fixed at insertion (else the
+    coflow-level orders are re-sorted at every event by the bottleneck of the bytes left, as
+    Varys does).  ``seed``: the ``java.util.Random`` seed of the pseudo-deadlines.
     ``dark_queues``, ``dark_first_mib``, ``dark_factor``: D-CLAS queues.
     """
 
@@ -85,6 +87,7 @@ class CoflowSimParams:
     quantum_ms: int = 8
     round_volumes: bool = True
     pseudo_deadlines: bool = True
+    static_keys: bool = True
     seed: int = 17
     dark_queues: int = 10
     dark_first_mib: float = 10.0
@@ -671,9 +674,69 @@ def _dark_order(lst, ns, queue, cq, stamp, counter, sent, first, factor, nq):
 
 
 @njit(cache=True, error_model="numpy")
+def _left_after(s, td, tst, tfin, tbl, a, b, c, buf, zero):
+    """A reducer's bytes-left counter after it completes in quantum ``c`` of the window.
+
+    CoflowSim zeroes the counter when the reducer completes, at the flow after which the
+    counter is <= ZERO or no flow is left, and the flows after it in the same quantum still
+    subtract their bytes: the counter ends slightly negative, and a negative count over a
+    port whose free capacity is negative gives that coflow a huge bottleneck in MADD."""
+    if c > 1:
+        s, _ = _replay(s, -1.0, td, tst, tfin, tbl, a, b, c - 1, False, buf, zero)
+    completed = False
+    for t in range(a, b):
+        if tfin[t] and tst[t] < c:
+            continue  # finished before this quantum
+        bb = tbl[t] if (tfin[t] and tst[t] == c) else td[t]
+        s = s - bb
+        if not completed:
+            empty = True
+            for t2 in range(a, b):
+                if t2 <= t:
+                    if not (tfin[t2] and tst[t2] <= c):
+                        empty = False
+                        break
+                elif not (tfin[t2] and tst[t2] < c):
+                    empty = False
+                    break
+            if s <= zero or empty:
+                completed = True
+                s = 0.0
+    return s
+
+
+@njit(cache=True, error_model="numpy")
+def _resort_remaining(lst, ns, red_ptr, flow_ptr, flow_src, rem, done, sb, key):
+    """Ablation of the static keys: re-sort the order by the bottleneck of the bytes left
+    (Varys' dynamic SEBF) instead of the key fixed at insertion."""
+    for k in range(ns):
+        j = lst[k]
+        g = 0.0
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            t = 0.0
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                if not done[f]:
+                    t += rem[f]
+                    sb[flow_src[f]] += rem[f]
+            g = max(g, t)
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                g = max(g, sb[flow_src[f]])
+                sb[flow_src[f]] = 0.0
+        key[j] = g
+    for a in range(1, ns):
+        v = lst[a]
+        b = a - 1
+        while b >= 0 and key[lst[b]] > key[v]:
+            lst[b + 1] = lst[b]
+            b -= 1
+        lst[b + 1] = v
+
+
+@njit(cache=True, error_model="numpy")
 def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_ptr, flow_src,
                 flow_size, alpha, deadline, scf, ncf, n_in, n_out, epoch_ms, quantum_ms,
-                zero, pseudo_deadlines, nq, first, factor):
+                zero, pseudo_deadlines, nq, first, factor, static_keys):
     n = arrival.size
     nf = flow_size.size
     nr_ = red_rack.size
@@ -711,6 +774,7 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
     ns = 0
     edf = np.empty(n + 1, dtype=np.int64)
     edf_key = np.empty(n + 1, dtype=np.int64)
+    dyn_key = np.zeros(n)
     s_free = np.empty(n_in)
     r_free = np.empty(n_out)
     su = np.zeros(n_in)
@@ -774,6 +838,9 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                 _rates_dark(lst, ns, red_ptr, red_rack, flow_ptr, flow_src, done, bps, cap, zero,
                             s_free, r_free, su, ru, nmc, nrc)
             else:
+                if not static_keys:
+                    _resort_remaining(lst, ns, red_ptr, flow_ptr, flow_src, rem, done, sb,
+                                      dyn_key)
                 _rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem, done,
                             bps, start, dl, float(t_ms), cap, zero, s_free, r_free, su, ru, sb,
                             rb, edf, edf_key)
@@ -883,7 +950,8 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                                                 steps, True, buf, zero)
                     if red_done[r]:
                         continue
-                    red_left[r], c = _replay(red_left[r], -1.0, td, tst, tfin, tbl, a, b,
+                    s_before = red_left[r]
+                    red_left[r], c = _replay(s_before, -1.0, td, tst, tfin, tbl, a, b,
                                              steps, False, buf, zero)
                     last = -1
                     open_flows = False
@@ -898,7 +966,8 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                         last = c
                     if not open_flows:
                         red_done[r] = True
-                        red_left[r] = 0.0
+                        red_left[r] = _left_after(s_before, td, tst, tfin, tbl, a, b, last,
+                                                  buf, zero)
                         red_fin[r] = (q0 + last) * quantum_ms
                         red_open[j] -= 1
                         active_tasks -= 1
@@ -935,6 +1004,9 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                     _rates_dark(lst, ns, red_ptr, red_rack, flow_ptr, flow_src, done, bps, cap,
                                 zero, s_free, r_free, su, ru, nmc, nrc)
                 else:
+                    if not static_keys:
+                        _resort_remaining(lst, ns, red_ptr, flow_ptr, flow_src, rem, done, sb,
+                                          dyn_key)
                     _rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem,
                                 done, bps, start, dl, float(cur_ms), cap, zero, s_free, r_free,
                                 su, ru, sb, rb, edf, edf_key)
@@ -969,6 +1041,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
     d = np.zeros(nf)
     tq = np.zeros(nf, dtype=np.int64)  # x is the bytes left at the start of quantum tq
     ver = np.zeros(nf, dtype=np.int64)
+    key = np.full(nf, np.inf)  # the key of each flow's live queue entry
     done = np.zeros(nf, dtype=np.bool_)
     red_open = np.diff(flow_ptr)
     job_open = np.diff(red_ptr)
@@ -988,6 +1061,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
     # PFP: the served flow of each reducer port
     served = np.full(n_out, -1, dtype=np.int64)
     busy = np.zeros(n_in, dtype=np.bool_)
+    stats = np.zeros(3, dtype=np.int64)  # events, rate changes, flow completions
     hk = np.empty(1024)
     hv = np.empty(1024, dtype=np.int64)
     hw = np.empty(1024, dtype=np.int64)
@@ -1088,17 +1162,21 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                                 a2 = cfull / n_src[flow_src[g]]
                                 nd = min(a1, a2)
                                 if nd != d[g]:
+                                    stats[1] += 1
                                     x0 = x[g]
                                     x[g], _, _, _ = _advance(x0, d[g], qn - tq[g], zero)
                                     seg_f, seg_a, seg_b, seg_d, nseg = _seg(
                                         seg_f, seg_a, seg_b, seg_d, nseg, g, tq[g], qn, d[g])
                                     d[g] = nd
                                     tq[g] = qn
-                                    _, st, fin, _ = _advance(x[g], nd, 1 << 40, zero)
-                                    if fin:
+                                    # a lower bound on the finishing quantum is enough for
+                                    # the queue: the exact one is computed when it comes up
+                                    kf = (x[g] - zero) / nd
+                                    lb = qn + max(0.0, math.floor(kf - 2.0 - kf * kf * 4e-16))
+                                    if lb < key[g]:
+                                        key[g] = lb
                                         ver[g] += 1
-                                        hk, hv, hw, nh = _hpush(hk, hv, hw, nh,
-                                                                float(qn + st - 1), g, ver[g])
+                                        hk, hv, hw, nh = _hpush(hk, hv, hw, nh, lb, g, ver[g])
                                 g = nx_d[g] if side == 0 else nx_s[g]
             elif first and added == 0:
                 pass
@@ -1122,6 +1200,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                         d[old] = 0.0
                         tq[old] = qn
                         ver[old] += 1
+                        key[old] = np.inf
                     served[p] = g
                     if g >= 0:
                         x0 = x[g]
@@ -1130,7 +1209,8 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                         tq[g] = qn
                         _, st, fin, _ = _advance(x[g], cfull, 1 << 40, zero)
                         ver[g] += 1
-                        hk, hv, hw, nh = _hpush(hk, hv, hw, nh, float(qn + st - 1), g, ver[g])
+                        key[g] = float(qn + st - 1)
+                        hk, hv, hw, nh = _hpush(hk, hv, hw, nh, key[g], g, ver[g])
             first = False
             # the next quantum in which flows finish
             while nh > 0 and hw[0] != ver[hv[0]]:
@@ -1138,6 +1218,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
             if nh == 0 or hk[0] >= q_end:
                 break
             q = np.int64(hk[0])
+            n_fin = 0
             while nh > 0 and hk[0] == q:
                 g = hv[0]
                 ok = hw[0] == ver[g]
@@ -1146,6 +1227,16 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                     continue
                 x0 = x[g]
                 xg, st, fin, bl = _advance(x0, d[g], q - tq[g] + 1, zero)
+                if not fin:  # the key was a lower bound: queue the exact quantum
+                    _, st, fin, _ = _advance(x0, d[g], 1 << 40, zero)
+                    if fin:
+                        key[g] = float(tq[g] + st - 1)
+                        ver[g] += 1
+                        hk, hv, hw, nh = _hpush(hk, hv, hw, nh, key[g], g, ver[g])
+                    else:
+                        key[g] = np.inf
+                    continue
+                n_fin += 1
                 seg_f, seg_a, seg_b, seg_d, nseg = _seg(seg_f, seg_a, seg_b, seg_d, nseg, g,
                                                         tq[g], q, d[g])
                 seg_f, seg_a, seg_b, seg_d, nseg = _seg(seg_f, seg_a, seg_b, seg_d, nseg, g,
@@ -1153,6 +1244,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                 x[g] = xg
                 tq[g] = q + 1
                 done[g] = True
+                stats[2] += 1
                 ver[g] += 1
                 r = f_red[g]
                 p = red_rack[r]
@@ -1184,9 +1276,14 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                     if job_open[j] == 0:
                         finish[j] = (q + 1) * quantum_ms
                         active_jobs -= 1
+            if n_fin == 0:
+                first = True
+                added = 0
+                continue
+            stats[0] += 1
             qn = q + 1
         t_ms += epoch_ms
-    return start, finish, seg_f[:nseg], seg_a[:nseg], seg_b[:nseg], seg_d[:nseg]
+    return start, finish, seg_f[:nseg], seg_a[:nseg], seg_b[:nseg], seg_d[:nseg], stats
 
 
 # -- public entry points ----------------------------------------------------------------------
@@ -1266,19 +1363,26 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
             model.red_perrack, model.flow_ptr, model.flow_src, model.flow_size, model.alpha,
             model.deadline, model.scf_key, model.ncf_key, model.n_in, model.n_out,
             params.epoch_ms, params.quantum_ms, params.zero, params.pseudo_deadlines,
-            params.dark_queues, params.dark_first_mib * MIB, params.dark_factor)
+            params.dark_queues, params.dark_first_mib * MIB, params.dark_factor,
+            params.static_keys)
     else:
-        start, finish, sf, sa, sb, sd = _run_flow(
+        start, finish, sf, sa, sb, sd, _ = _run_flow(
             kind, model.arrival, model.red_ptr, model.red_rack, model.flow_ptr, model.flow_src,
             model.flow_size, model.n_in, model.n_out, params.epoch_ms, params.quantum_ms,
             params.zero)
     inst, where = _transformed(instance, model, start)
     q = params.quantum_ms
-    grid, inv = np.unique(np.concatenate([sa, sb]), return_inverse=True)
-    k = sa.size
+    # breakpoints: the quanta where some segment starts or ends (a marker array, not a sort)
+    top = int(sb.max()) + 1 if sb.size else 1
+    mark = np.zeros(top + 1, dtype=np.bool_)
+    mark[sa] = True
+    mark[sb] = True
+    if not mark.any():
+        mark[0] = True
+    index = np.cumsum(mark) - 1
     sched = Schedule.from_segments(
-        grid.astype(np.float64) * q, where[sf], sd / MIB / q, inv[:k], inv[k:],
-        meta={"scheduler": f"coflowsim:{name}", "semantics": "coflowsim"})
+        np.flatnonzero(mark).astype(np.float64) * q, where[sf], sd / MIB / q, index[sa],
+        index[sb], meta={"scheduler": f"coflowsim:{name}", "semantics": "coflowsim"})
     runtime = time.process_time() - t0
     st = np.empty(instance.n_coflows)
     fi = np.empty(instance.n_coflows)
