@@ -674,7 +674,7 @@ def _dark_order(lst, ns, queue, cq, stamp, counter, sent, first, factor, nq):
 
 
 @njit(cache=True, error_model="numpy")
-def _left_after(s, td, tst, tfin, tbl, a, b, c, buf, zero):
+def _left_after(s, td, tst, tfin, tbl, a, b, c, w, buf, zero, z_td, z_tst, z_tfin, z_tbl):
     """A reducer's bytes-left counter after it completes in quantum ``c`` of the window.
 
     CoflowSim zeroes the counter when the reducer completes, at the flow after which the
@@ -702,6 +702,17 @@ def _left_after(s, td, tst, tfin, tbl, a, b, c, buf, zero):
             if s <= zero or empty:
                 completed = True
                 s = 0.0
+    # flows left after quantum c (zombies) keep moving, and counting, to the window's end
+    nz = 0
+    for t in range(a, b):
+        if (not tfin[t]) or tst[t] > c:
+            z_td[nz] = td[t]
+            z_tst[nz] = tst[t] - c
+            z_tfin[nz] = tfin[t]
+            z_tbl[nz] = tbl[t]
+            nz += 1
+    if nz > 0 and w > c:
+        s, _ = _replay(s, -1.0, z_td, z_tst, z_tfin, z_tbl, 0, nz, w - c, False, buf, zero)
     return s
 
 
@@ -731,6 +742,17 @@ def _resort_remaining(lst, ns, red_ptr, flow_ptr, flow_src, rem, done, sb, key):
             lst[b + 1] = lst[b]
             b -= 1
         lst[b + 1] = v
+
+
+@njit(cache=True, error_model="numpy")
+def _layout(lst, ns, red_ptr, flow_ptr, red_done, done, laid):
+    """``layoutFlowsInJobOrder``: the unfinished flows of the reducers not yet completed move;
+    the others stay where they are."""
+    for k in range(ns):
+        j = lst[k]
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                laid[f] = (not red_done[r]) and (not done[f])
 
 
 @njit(cache=True, error_model="numpy")
@@ -775,6 +797,10 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
     edf = np.empty(n + 1, dtype=np.int64)
     edf_key = np.empty(n + 1, dtype=np.int64)
     dyn_key = np.zeros(n)
+    # a flow is "laid" while it is in its reducer port's list (layoutFlowsInJobOrder): flows of
+    # a reducer that completed on its counter stay in the reducer (they still get rates) but
+    # stop moving at the next layout
+    laid = np.zeros(nf, dtype=np.bool_)
     s_free = np.empty(n_in)
     r_free = np.empty(n_out)
     su = np.zeros(n_in)
@@ -802,6 +828,10 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
     tfin = np.empty(wmax, dtype=np.bool_)
     tbl = np.empty(wmax)
     buf = np.empty(wmax)
+    z_td = np.empty(wmax)
+    z_tst = np.empty(wmax, dtype=np.int64)
+    z_tfin = np.empty(wmax, dtype=np.bool_)
+    z_tbl = np.empty(wmax)
     t_ptr = np.empty(rmax + 1, dtype=np.int64)
     cur = 0
     active_tasks = 0
@@ -832,6 +862,7 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
             added += 1
             cur += 1
         if added > 0:
+            _layout(lst, ns, red_ptr, flow_ptr, red_done, done, laid)
             if kind == 5:
                 counter = _dark_order(lst, ns, queue, cq, stamp, counter, sent, first, factor,
                                       nq)
@@ -899,7 +930,7 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                     for f in range(flow_ptr[r], flow_ptr[r + 1]):
                         if done[f]:
                             continue
-                        d = (bps[f] / 8) * qf
+                        d = (bps[f] / 8) * qf if laid[f] else 0.0
                         x0 = rem[f]
                         x, st, fin, bl = _advance(x0, d, steps, zero)
                         tf[nt] = f
@@ -949,6 +980,9 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                         perrack[r], _ = _replay(perrack[r], -1.0, td, tst, tfin, tbl, a, b,
                                                 steps, True, buf, zero)
                     if red_done[r]:
+                        if b > a:
+                            red_left[r], _ = _replay(red_left[r], -1.0, td, tst, tfin, tbl, a,
+                                                     b, steps, False, buf, zero)
                         continue
                     s_before = red_left[r]
                     red_left[r], c = _replay(s_before, -1.0, td, tst, tfin, tbl, a, b,
@@ -967,7 +1001,7 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                     if not open_flows:
                         red_done[r] = True
                         red_left[r] = _left_after(s_before, td, tst, tfin, tbl, a, b, last,
-                                                  buf, zero)
+                                                  steps, buf, zero, z_td, z_tst, z_tfin, z_tbl)
                         red_fin[r] = (q0 + last) * quantum_ms
                         red_open[j] -= 1
                         active_tasks -= 1
@@ -1001,6 +1035,7 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                 if kind == 5:
                     counter = _dark_order(lst, ns, queue, cq, stamp, counter, sent, first,
                                           factor, nq)
+                    _layout(lst, ns, red_ptr, flow_ptr, red_done, done, laid)
                     _rates_dark(lst, ns, red_ptr, red_rack, flow_ptr, flow_src, done, bps, cap,
                                 zero, s_free, r_free, su, ru, nmc, nrc)
                 else:
