@@ -117,3 +117,20 @@ def test_run_unknown_scheduler_fails_before_work(tmp_path, capsys) -> None:
     assert main(["run", "--trace", str(p), "-s", "varys,nope"]) == 2
     captured = capsys.readouterr()
     assert "unknown scheduler 'nope'" in captured.err and "varys" not in captured.out
+
+
+def test_run_coflowsim_semantics(tmp_path, capsys):
+    trace = tmp_path / "t.txt"
+    # two coflows: 1.5 MB -> 2 MiB (16 ms); a 3 MB flow arriving at 20,000 ms, admitted at
+    # 10,240 and done 24 ms later
+    trace.write_text("4 2\n1 0 1 0 1 1:1.5\n2 20000 1 2 1 3:3\n")
+    out = tmp_path / "cct.csv"
+    assert main(["run", "--trace", str(trace), "--semantics", "coflowsim", "-s", "sebf,fair",
+                 "--csv", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "semantics: coflowsim" in text
+    rows = [line.split(",") for line in out.read_text().splitlines()[1:]]
+    assert [(r[0], r[1], float(r[2]), float(r[4])) for r in rows] == [
+        ("sebf", "1", 0.0, 16.0), ("sebf", "2", 10240.0, 24.0),
+        ("fair", "1", 0.0, 16.0), ("fair", "2", 10240.0, 24.0)]
+    assert main(["run", "--trace", str(trace), "--semantics", "coflowsim", "-s", "sincronia"]) == 2

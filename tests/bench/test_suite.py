@@ -153,3 +153,41 @@ def test_references_and_optimum_checked(tmp_path: Path) -> None:
 
 def test_not_toml(tmp_path: Path) -> None:
     _rejected(tmp_path, "name = \n", "not valid TOML")
+
+
+def test_coflowsim_semantics_entries(tmp_path: Path) -> None:
+    single = ('[[workloads]]\nname = "syn-12"\ngenerator = "synthetic"\n'
+              "params = { n_coflows = 12, ports = 8 }\n")
+    text = tiny_suite(seeds="[0]", workloads=single, schedulers=(
+        '[[schedulers]]\nname = "varys"\n\n'
+        '[[schedulers]]\nname = "sebf"\nlabel = "sebf-coflowsim"\nsemantics = "coflowsim"\n\n'
+        '[[schedulers]]\nname = "dark"\nsemantics = "coflowsim"\n'
+        'params = { quantum_ms = 1 }\n'))
+    s = load_suite(write(tmp_path, text))
+    assert [x.semantics for x in s.schedulers] == ["fluid", "coflowsim", "coflowsim"]
+    assert parse_suite(text, source="again").to_dict() == s.to_dict()
+    # the semantics is part of what a task is
+    keys = {t.scheduler.label: t.key for t in expand(s)}
+    assert len(set(keys.values())) == 3
+    run = run_suite(s, out=tmp_path / "out", executor="inline")
+    df = run.results()
+    assert set(df["status"]) == {"ok"}
+    sim = df[df["scheduler"] == "sebf-coflowsim"].iloc[0]
+    # coflowsim times are whole 8 ms quanta, measured from the admission epoch
+    assert sim["avg_cct"] * sim["n_coflows"] % 8 == pytest.approx(0, abs=1e-6)
+
+
+@pytest.mark.parametrize(("entry", "field", "fragment"), [
+    ('name = "sebf"\nsemantics = "java"', "schedulers[0].semantics", "unknown semantics"),
+    ('name = "sincronia"\nsemantics = "coflowsim"', "schedulers[0].name", "CoflowSim"),
+    ('name = "sebf"\nsemantics = "coflowsim"\nparams = { quantum = 3 }',
+     "schedulers[0].params.quantum", "unknown parameter"),
+    ('name = "sebf"\nsemantics = "coflowsim"\nparams = { quantum_ms = 3 }',
+     "schedulers[0].params", "multiple of quantum_ms"),
+])
+def test_coflowsim_semantics_rejected(tmp_path: Path, entry: str, field: str,
+                                      fragment: str) -> None:
+    text = tiny_suite(schedulers=f"[[schedulers]]\n{entry}\n")
+    with pytest.raises(SuiteError) as err:
+        load_suite(write(tmp_path, text))
+    assert field in str(err.value) and fragment in str(err.value)
