@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
@@ -104,6 +105,19 @@ class ValidSchedule:
     coflow_start: np.ndarray
     coflow_completion: np.ndarray
     job_completion: np.ndarray = field(repr=False)
+
+
+@njit(cache=True)
+def _prefix_within(group: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Exclusive prefix sums of ``x`` restarting where ``group`` changes."""
+    out = np.empty(x.size)
+    acc = 0.0
+    for i in range(x.size):
+        if i == 0 or group[i] != group[i - 1]:
+            acc = 0.0
+        out[i] = acc
+        acc += x[i]
+    return out
 
 
 def _port_name(side: int, p: int) -> str:
@@ -257,10 +271,9 @@ class _Analysis:
         if f.size:
             head = np.flatnonzero(np.r_[True, f[1:] != f[:-1]])
             start[f[head]] = t0[head]  # a flow's segments are sorted by time
-            # volume served before each segment, within its flow
-            before = np.cumsum(amount)
-            before -= amount
-            before -= np.repeat(before[head], np.diff(np.r_[head, f.size]))
+            # volume served before each segment, within its flow (summed per flow: a global
+            # cumsum minus offsets loses ~1e-8 on large traces)
+            before = _prefix_within(f, amount)
             done = np.flatnonzero(before + amount >= vol[f] - (vol[f] * tol.volume_rtol
                                                                  + tol.atol))
             if done.size:
