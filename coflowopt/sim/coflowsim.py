@@ -1366,6 +1366,17 @@ def _job_release(inst: Instance, release: np.ndarray) -> np.ndarray:
     return out
 
 
+@njit(cache=True)
+def _last_segment(flow, first, n):
+    """Per flow, the index of its latest segment (-1 if none)."""
+    best = np.full(n, -1, dtype=np.int64)
+    for i in range(flow.size):
+        f = flow[i]
+        if best[f] < 0 or first[i] >= first[best[f]]:
+            best[f] = i
+    return best
+
+
 def _close_drift(flow: np.ndarray, rate: np.ndarray, dur: np.ndarray, first: np.ndarray,
                  volume: np.ndarray) -> np.ndarray:
     """Rates with each flow's last segment carrying its floating-point drift.
@@ -1378,8 +1389,8 @@ def _close_drift(flow: np.ndarray, rate: np.ndarray, dur: np.ndarray, first: np.
     if flow.size == 0:
         return rate
     sent = np.bincount(flow, weights=rate * dur, minlength=volume.size)
-    order = np.lexsort((first, flow))
-    last = order[np.r_[np.flatnonzero(np.diff(flow[order])), order.size - 1]]
+    last = _last_segment(flow, first, volume.size)
+    last = last[last >= 0]
     out = rate.copy()
     out[last] = np.maximum(rate[last] + (volume[flow[last]] - sent[flow[last]]) / dur[last],
                            0.0)
