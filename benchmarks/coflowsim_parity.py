@@ -95,7 +95,8 @@ def _epoch_release(inst, epoch: int = 10240):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reference-dir", type=Path, help="CoflowSim outputs <NAME>.txt")
-    ap.add_argument("--skip-fluid", action="store_true", help="no exact-fluid runs")
+    ap.add_argument("--skip-fluid", action="store_true",
+                    help="no exact-fluid runs: reuse those of the last parity.json in --out")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "coflowsim")
     args = ap.parse_args()
     path = find_fb2010()
@@ -103,6 +104,9 @@ def main() -> None:
         raise SystemExit("FB2010 trace not found (set COFLOWOPT_FB2010)")
     inst = read_trace(path)
     ids = [int(i) for i in inst.coflow_id]
+    old: dict = {}
+    if args.skip_fluid and (args.out / "parity.json").exists():
+        old = json.loads((args.out / "parity.json").read_text())
     rows, data = [], {}
     for name in SCHEDULERS:
         res = coflowsim(inst, name)
@@ -116,6 +120,8 @@ def main() -> None:
         fl = fl_cpu = float("nan")
         if name in FLUID and not args.skip_fluid:
             fl, fl_cpu = _fluid(inst, FLUID[name][0])
+        elif name in old.get("runs", {}):
+            fl, fl_cpu = old["runs"][name]["fluid"], old["runs"][name]["fluid_cpu"]
         data[name] = {"coflowsim_avg": avg, "reference_avg": ref_avg, "match": same,
                       "cpu": res.runtime, "validate_cpu": vcpu, "fluid": fl,
                       "fluid_cpu": fl_cpu, "segments": int(res.schedule.flow.size)}
@@ -130,7 +136,11 @@ def main() -> None:
             res = coflowsim(inst, name, params=CoflowSimParams(**kw))
             ablation[(name, "off", rule)] = (res.average_cct, res.average_cct - base)
             print(name, "off", rule, res.average_cct, flush=True)
-        if not args.skip_fluid:
+        if args.skip_fluid:
+            for row in old.get("ablation", []):
+                if row[0] == name and row[1] == "on":
+                    ablation[(name, "on", row[2])] = (row[3], row[4])
+        else:
             fname = FLUID[name][0]
             f0 = data[name]["fluid"]
             on = {"10,240 ms epochs": (_epoch_release(inst), {}),

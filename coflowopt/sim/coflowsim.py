@@ -491,9 +491,63 @@ def _alpha_online(j, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem, done,
 
 
 @njit(cache=True, error_model="numpy")
+def _split_equally(group, ng, red_ptr, red_rack, flow_ptr, flow_src, done, bps, zero, s_free,
+                   r_free, su, ru, nm, nr):
+    """The coflows of ``group`` as one: each of their flows on free ports gets
+    ``min(free ingress / its flows there, free egress / its flows there)``, flows on saturated
+    ports get nothing; then the free capacity is charged (``updateRatesFairShare``, and DARK's
+    per-coflow split)."""
+    for k in range(ng):
+        j = group[k]
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            dst = red_rack[r]
+            if r_free[dst] <= zero:
+                for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                    bps[f] = 0.0
+                continue
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                if done[f]:
+                    continue
+                src = flow_src[f]
+                if s_free[src] <= zero:
+                    bps[f] = 0.0
+                    continue
+                nm[src] += 1
+                nr[dst] += 1
+    for k in range(ng):
+        j = group[k]
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            dst = red_rack[r]
+            if r_free[dst] <= zero or nr[dst] == 0:
+                continue
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                src = flow_src[f]
+                if done[f] or s_free[src] <= zero or nm[src] == 0:
+                    continue
+                m = min(s_free[src] / nm[src], r_free[dst] / nr[dst])
+                if m <= zero:
+                    m = 0.0
+                bps[f] = m
+                su[src] += m
+                ru[dst] += m
+    for k in range(ng):
+        j = group[k]
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            dst = red_rack[r]
+            r_free[dst] -= ru[dst]
+            ru[dst] = 0.0
+            nr[dst] = 0
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                src = flow_src[f]
+                s_free[src] -= su[src]
+                su[src] = 0.0
+                nm[src] = 0
+
+
+@njit(cache=True, error_model="numpy")
 def _rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem, done, bps,
                 start, deadline, cur_ms, cap, zero, s_free, r_free, su, ru, sb, rb, edf,
-                edf_key):
+                edf_key, nm, nr):
     """``updateRatesDynamicAlpha``: MADD in the order, equal split for the coflows that need a
     saturated port, then backfill in (pseudo-)deadline order."""
     s_free[:] = cap
@@ -533,40 +587,8 @@ def _rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem, d
                 s_free[src] -= su[src]
                 su[src] = 0.0
     # updateRatesFairShare over the skipped coflows, as one coflow
-    nm = np.zeros(s_free.size, dtype=np.int64)
-    nr = np.zeros(r_free.size, dtype=np.int64)
-    for k in range(nsk):
-        j = skipped[k]
-        for r in range(red_ptr[j], red_ptr[j + 1]):
-            dst = red_rack[r]
-            if r_free[dst] <= zero:
-                continue
-            for f in range(flow_ptr[r], flow_ptr[r + 1]):
-                if not done[f] and s_free[flow_src[f]] > zero:
-                    nm[flow_src[f]] += 1
-                    nr[dst] += 1
-    for k in range(nsk):
-        j = skipped[k]
-        for r in range(red_ptr[j], red_ptr[j + 1]):
-            dst = red_rack[r]
-            if r_free[dst] <= zero or nr[dst] == 0:
-                continue
-            for f in range(flow_ptr[r], flow_ptr[r + 1]):
-                src = flow_src[f]
-                if done[f] or s_free[src] <= zero or nm[src] == 0:
-                    continue
-                m = min(s_free[src] / nm[src], r_free[dst] / nr[dst])
-                if m <= zero:
-                    m = 0.0
-                bps[f] = m
-                su[src] += m
-                ru[dst] += m
-    for p in range(s_free.size):
-        s_free[p] -= su[p]
-        su[p] = 0.0
-    for p in range(r_free.size):
-        r_free[p] -= ru[p]
-        ru[p] = 0.0
+    _split_equally(skipped, nsk, red_ptr, red_rack, flow_ptr, flow_src, done, bps, zero, s_free,
+                   r_free, su, ru, nm, nr)
     # backfill: a stable sort on (int)(start + deadline - now), as Collections.sort does
     for k in range(ns):
         j = lst[k]
@@ -600,46 +622,8 @@ def _rates_dark(lst, ns, red_ptr, red_rack, flow_ptr, flow_src, done, bps, cap, 
     s_free[:] = cap
     r_free[:] = cap
     for k in range(ns):
-        j = lst[k]
-        for r in range(red_ptr[j], red_ptr[j + 1]):
-            dst = red_rack[r]
-            if r_free[dst] <= zero:
-                for f in range(flow_ptr[r], flow_ptr[r + 1]):
-                    bps[f] = 0.0
-                continue
-            for f in range(flow_ptr[r], flow_ptr[r + 1]):
-                if done[f]:
-                    continue
-                src = flow_src[f]
-                if s_free[src] <= zero:
-                    bps[f] = 0.0
-                    continue
-                nm[src] += 1
-                nr[dst] += 1
-        for r in range(red_ptr[j], red_ptr[j + 1]):
-            dst = red_rack[r]
-            if r_free[dst] <= zero or nr[dst] == 0:
-                continue
-            for f in range(flow_ptr[r], flow_ptr[r + 1]):
-                src = flow_src[f]
-                if done[f] or s_free[src] <= zero or nm[src] == 0:
-                    continue
-                m = min(s_free[src] / nm[src], r_free[dst] / nr[dst])
-                if m <= zero:
-                    m = 0.0
-                bps[f] = m
-                su[src] += m
-                ru[dst] += m
-        for r in range(red_ptr[j], red_ptr[j + 1]):
-            dst = red_rack[r]
-            r_free[dst] -= ru[dst]
-            ru[dst] = 0.0
-            nr[dst] = 0
-            for f in range(flow_ptr[r], flow_ptr[r + 1]):
-                src = flow_src[f]
-                s_free[src] -= su[src]
-                su[src] = 0.0
-                nm[src] = 0
+        _split_equally(lst[k:k + 1], 1, red_ptr, red_rack, flow_ptr, flow_src, done, bps, zero,
+                       s_free, r_free, su, ru, nm, nr)
 
 
 @njit(cache=True, error_model="numpy")
@@ -875,7 +859,7 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                                       dyn_key)
                 _rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem, done,
                             bps, start, dl, float(t_ms), cap, zero, s_free, r_free, su, ru, sb,
-                            rb, edf, edf_key)
+                            rb, edf, edf_key, nmc, nrc)
         i = 0
         while i < epoch_q and ns > 0:
             # the first quantum in which a whole coflow finishes: every reducer done, by its
@@ -1045,7 +1029,7 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                                           dyn_key)
                     _rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem,
                                 done, bps, start, dl, float(cur_ms), cap, zero, s_free, r_free,
-                                su, ru, sb, rb, edf, edf_key)
+                                su, ru, sb, rb, edf, edf_key, nmc, nrc)
             i += steps
         t_ms += epoch_ms
     return start, finish, seg_f[:nseg], seg_a[:nseg], seg_b[:nseg], seg_d[:nseg]
