@@ -531,17 +531,23 @@ def _split_equally(group, ng, red_ptr, red_rack, flow_ptr, flow_src, done, bps, 
                 su[src] += m
                 ru[dst] += m
     for k in range(ng):
-        j = group[k]
-        for r in range(red_ptr[j], red_ptr[j + 1]):
-            dst = red_rack[r]
-            r_free[dst] -= ru[dst]
-            ru[dst] = 0.0
-            nr[dst] = 0
-            for f in range(flow_ptr[r], flow_ptr[r + 1]):
-                src = flow_src[f]
-                s_free[src] -= su[src]
-                su[src] = 0.0
-                nm[src] = 0
+        _charge(group[k], red_ptr, red_rack, flow_ptr, flow_src, s_free, r_free, su, ru, nm, nr)
+
+
+@njit(cache=True, error_model="numpy")
+def _charge(j, red_ptr, red_rack, flow_ptr, flow_src, s_free, r_free, su, ru, nm, nr):
+    """Subtract what coflow ``j``'s ports were given (``su``/``ru``) from the free capacity and
+    clear the scratch counters on those ports."""
+    for r in range(red_ptr[j], red_ptr[j + 1]):
+        dst = red_rack[r]
+        r_free[dst] -= ru[dst]
+        ru[dst] = 0.0
+        nr[dst] = 0
+        for f in range(flow_ptr[r], flow_ptr[r + 1]):
+            src = flow_src[f]
+            s_free[src] -= su[src]
+            su[src] = 0.0
+            nm[src] = 0
 
 
 @njit(cache=True, error_model="numpy")
@@ -578,14 +584,7 @@ def _rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem, d
                 su[src] += b
                 ru[dst] += b
                 bps[f] = b
-        for r in range(red_ptr[j], red_ptr[j + 1]):
-            dst = red_rack[r]
-            r_free[dst] -= ru[dst]
-            ru[dst] = 0.0
-            for f in range(flow_ptr[r], flow_ptr[r + 1]):
-                src = flow_src[f]
-                s_free[src] -= su[src]
-                su[src] = 0.0
+        _charge(j, red_ptr, red_rack, flow_ptr, flow_src, s_free, r_free, su, ru, nm, nr)
     # updateRatesFairShare over the skipped coflows, as one coflow
     _split_equally(skipped, nsk, red_ptr, red_rack, flow_ptr, flow_src, done, bps, zero, s_free,
                    r_free, su, ru, nm, nr)
