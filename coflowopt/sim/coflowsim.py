@@ -749,7 +749,6 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
     cap = 1.0 * 1024 * 1048576  # bits per second
     qf = 1.0 * quantum_ms / 1024  # a simulated second is 1024 ms
     end_ms = 86400 * 1024
-    epoch_q = epoch_ms // quantum_ms
     rem = flow_size.copy()
     done = np.zeros(nf, dtype=np.bool_)
     bps = np.zeros(nf)
@@ -859,11 +858,20 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                 _rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem, done,
                             bps, start, dl, float(t_ms), cap, zero, s_free, r_free, su, ru, sb,
                             rb, edf, edf_key, nmc, nrc)
+        # epochs without admissions change nothing: run to the next epoch that admits
+        t_next = t_ms + epoch_ms
+        if cur < n:
+            t_adm = epoch_ms * math.ceil((arrival[cur] - epoch_ms) / epoch_ms)
+            if t_adm > t_next:
+                t_next = np.int64(t_adm)
+        else:
+            t_next = max(t_next, end_ms)
+        span_q = (t_next - t_ms) // quantum_ms
         i = 0
-        while i < epoch_q and ns > 0:
+        while i < span_q and ns > 0:
             # the first quantum in which a whole coflow finishes: every reducer done, by its
             # last flow or by its bytes-left counter reaching ZERO first (ReduceTask checks both)
-            big = epoch_q - i
+            big = span_q - i
             dep = big + 1
             for k in range(ns):
                 j = lst[k]
@@ -1030,7 +1038,7 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                                 done, bps, start, dl, float(cur_ms), cap, zero, s_free, r_free,
                                 su, ru, sb, rb, edf, edf_key, nmc, nrc)
             i += steps
-        t_ms += epoch_ms
+        t_ms = t_next
     return start, finish, seg_f[:nseg], seg_a[:nseg], seg_b[:nseg], seg_d[:nseg]
 
 
