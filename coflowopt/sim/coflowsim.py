@@ -18,8 +18,14 @@ semantics differ from an exact fluid simulation (spec ``single-stage-and-learnin
 - DARK (Aalo's D-CLAS): 10 queues on bytes sent, first limit 10 MiB, x10, strict priority,
   FIFO by queue entry, updated only at events, per-flow equal split inside a coflow;
 - FAIR: per-flow sharing, each flow ``min(C / #flows at its reducer, C / #flows at its
-  mapper)``; PFP: per reducer port (in port order) the flow with the least bytes left whose
-  mapper is still idle, at full rate (SRTF by insertion order).
+  mapper)``; PFP: each reducer port, in port order, serves at full rate the first flow of its
+  list (kept sorted by size at insertion) whose mapper is still idle.
+
+Details read off CoflowSim's output where the spec is silent: a reducer completes when its own
+bytes-left counter reaches ``Constants.ZERO`` even if a flow still holds a residue; such
+"zombie" flows keep their rates (and capacity) while their coflow lives, move until the next
+layout of the port lists, and keep decrementing the counter, whose negative value can then
+dominate a coflow's MADD bottleneck.
 
 The Java simulator advances every flow every quantum (CoflowSim needs 580 to 980 s of CPU on the
 FB2010 trace).  Here rates are constant between events, so a compiled kernel jumps from event to
@@ -111,9 +117,9 @@ class CoflowSimResult:
     """One CoflowSim-semantics run.
 
     ``instance``: the transformed instance the schedule is for (CoflowSim's flows in MB,
-    releases at the admission epochs); ``schedule``; ``coflow``: indices into the *original*
-    instance, in this instance's coflow order (the same order); ``start``/``finish``/``cct``:
-    per coflow, ms, as CoflowSim prints them; ``runtime``: CPU seconds of the simulation.
+    releases at the admission epochs; coflows in the original instance's order);
+    ``schedule``; ``start``/``finish``/``cct``: per coflow, ms, as CoflowSim prints them;
+    ``runtime``: CPU seconds of the simulation (model, kernel and schedule).
     """
 
     scheduler: str
