@@ -91,8 +91,15 @@ def _run_here(task: Task) -> dict[str, Any]:
             import_plugins(task.imports)
             coflowsim_mode = task.scheduler.semantics == "coflowsim"
             if coflowsim_mode:
-                row.update(kind="online", clairvoyant=task.scheduler.name.lower() not in
-                           ("dark", "aalo", "fair", "fifo"), factor="",
+                from coflowopt.sim.coflowsim import (
+                    COFLOWSIM_CLAIRVOYANT,
+                    COFLOWSIM_SCHEDULERS,
+                    CoflowSimParams,
+                    coflowsim,
+                )
+
+                canon = COFLOWSIM_SCHEDULERS[task.scheduler.name.lower()]
+                row.update(kind="online", clairvoyant=COFLOWSIM_CLAIRVOYANT[canon], factor="",
                            objective="CoflowSim semantics")
             else:
                 info = get(task.scheduler.name)
@@ -102,8 +109,6 @@ def _run_here(task: Task) -> dict[str, Any]:
                                   task.base_dir)
             t1 = time.perf_counter()
             if coflowsim_mode:
-                from coflowopt.sim.coflowsim import CoflowSimParams, coflowsim
-
                 res = coflowsim(inst, task.scheduler.name,
                                 params=CoflowSimParams(**task.scheduler.params))
                 inst, sched = res.instance, res.schedule  # what CoflowSim simulated

@@ -55,6 +55,7 @@ from coflowopt.sim.fast import _grow, _hpop, _hpush
 from coflowopt.validate import Tolerance
 
 __all__ = [
+    "COFLOWSIM_CLAIRVOYANT",
     "COFLOWSIM_SCHEDULERS",
     "CoflowSimParams",
     "CoflowSimResult",
@@ -73,6 +74,9 @@ COFLOWSIM_SCHEDULERS: dict[str, str] = {
     "fair": "fair", "pfp": "pfp",
 }
 _KIND = {"fifo": 0, "scf": 1, "ncf": 2, "lcf": 3, "sebf": 4, "dark": 5, "fair": 6, "pfp": 7}
+#: Whether the CoflowSim scheduler reads flow sizes (every coflow-level order runs MADD, which
+#: needs the bytes left; only DARK and FAIR do without).
+COFLOWSIM_CLAIRVOYANT: dict[str, bool] = {k: k not in ("dark", "fair") for k in _KIND}
 
 
 @dataclass(frozen=True)
