@@ -766,14 +766,6 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
     perrack = red_perrack.copy()
     red_done = np.zeros(nr_, dtype=np.bool_)
     red_fin = np.full(nr_, -1.0)
-    f_red = np.empty(nf, dtype=np.int64)
-    for r in range(nr_):
-        for f in range(flow_ptr[r], flow_ptr[r + 1]):
-            f_red[f] = r
-    job_of_red = np.empty(nr_, dtype=np.int64)
-    for j in range(n):
-        for r in range(red_ptr[j], red_ptr[j + 1]):
-            job_of_red[r] = j
     start = np.full(n, -1.0)
     finish = np.full(n, -1.0)
     red_open = np.zeros(n, dtype=np.int64)
@@ -809,13 +801,12 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
     seg_d = np.empty(1024)
     nseg = 0
     last_seg = np.full(nf, -1, dtype=np.int64)
-    # per-job temporaries of one window: flow, bytes per quantum, quanta, finished, last bytes
+    # per-job temporaries of one window: bytes per quantum, quanta, finished, last bytes
     wmax = 1
     rmax = 1
     for j in range(n):
         wmax = max(wmax, flow_ptr[red_ptr[j + 1]] - flow_ptr[red_ptr[j]])
         rmax = max(rmax, red_ptr[j + 1] - red_ptr[j])
-    tf = np.empty(wmax, dtype=np.int64)
     td = np.empty(wmax)
     tst = np.empty(wmax, dtype=np.int64)
     tfin = np.empty(wmax, dtype=np.bool_)
@@ -935,7 +926,6 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                         d = (bps[f] / 8) * qf if laid[f] else 0.0
                         x0 = rem[f]
                         x, st, fin, bl = _advance(x0, d, steps, zero)
-                        tf[nt] = f
                         td[nt] = d
                         tst[nt] = st
                         tfin[nt] = fin
