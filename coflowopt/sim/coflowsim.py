@@ -51,7 +51,7 @@ from numba import njit
 
 from coflowopt.model import Fabric, Instance
 from coflowopt.schedule import Schedule
-from coflowopt.sim.fast import _grow, _hpop, _hpush
+from coflowopt.sim.fast import _grow
 from coflowopt.validate import Tolerance
 
 __all__ = [
@@ -1045,6 +1045,33 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
 # -- the per-flow schedulers (FlowSimulator.java) ---------------------------------------------
 
 
+@njit(cache=True, inline="always")
+def _bq_insert(head, bnext, bprev, bkey, g, k):
+    """Bucket queue keyed on whole quanta: put flow ``g`` in bucket ``k`` (O(1))."""
+    bkey[g] = k
+    bprev[g] = -1
+    h = head[k]
+    bnext[g] = h
+    if h >= 0:
+        bprev[h] = g
+    head[k] = g
+
+
+@njit(cache=True, inline="always")
+def _bq_remove(head, bnext, bprev, bkey, g):
+    """Take flow ``g`` out of its bucket, if it is in one."""
+    k = bkey[g]
+    if k < 0:
+        return
+    if bprev[g] >= 0:
+        bnext[bprev[g]] = bnext[g]
+    else:
+        head[k] = bnext[g]
+    if bnext[g] >= 0:
+        bprev[bnext[g]] = bprev[g]
+    bkey[g] = -1
+
+
 @njit(cache=True, error_model="numpy")
 def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_out,
               epoch_ms, quantum_ms, zero):
@@ -1067,8 +1094,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
     x = flow_size.copy()
     d = np.zeros(nf)
     tq = np.zeros(nf, dtype=np.int64)  # x is the bytes left at the start of quantum tq
-    ver = np.zeros(nf, dtype=np.int64)
-    key = np.full(nf, np.inf)  # the key of each flow's live queue entry
+    key = np.full(nf, np.inf)  # each queued flow's key
     done = np.zeros(nf, dtype=np.bool_)
     red_open = np.diff(flow_ptr)
     job_open = np.diff(red_ptr)
@@ -1089,10 +1115,13 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
     served = np.full(n_out, -1, dtype=np.int64)
     busy = np.zeros(n_in, dtype=np.bool_)
     stats = np.zeros(3, dtype=np.int64)  # events, rate changes, flow completions
-    hk = np.empty(1024)
-    hv = np.empty(1024, dtype=np.int64)
-    hw = np.empty(1024, dtype=np.int64)
-    nh = 0
+    # the finishing quantum of each queued flow (a lower bound for FAIR), in buckets
+    nb = end_ms // quantum_ms + 2
+    head = np.full(nb, -1, dtype=np.int64)
+    bnext = np.full(nf, -1, dtype=np.int64)
+    bprev = np.full(nf, -1, dtype=np.int64)
+    bkey = np.full(nf, -1, dtype=np.int64)
+    cursor = 0
     seg_f = np.empty(1024, dtype=np.int64)
     seg_a = np.empty(1024, dtype=np.int64)
     seg_b = np.empty(1024, dtype=np.int64)
@@ -1202,8 +1231,9 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                                     lb = qn + max(0.0, math.floor(kf - 2.0 - kf * kf * 4e-16))
                                     if lb < key[g]:
                                         key[g] = lb
-                                        ver[g] += 1
-                                        hk, hv, hw, nh = _hpush(hk, hv, hw, nh, lb, g, ver[g])
+                                        _bq_remove(head, bnext, bprev, bkey, g)
+                                        _bq_insert(head, bnext, bprev, bkey, g,
+                                                   np.int64(min(lb, nb - 1.0)))
                                 g = nx_d[g] if side == 0 else nx_s[g]
             elif first and added == 0:
                 pass
@@ -1226,7 +1256,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                                                                 nseg, old, tq[old], qn, d[old])
                         d[old] = 0.0
                         tq[old] = qn
-                        ver[old] += 1
+                        _bq_remove(head, bnext, bprev, bkey, old)
                         key[old] = np.inf
                     served[p] = g
                     if g >= 0:
@@ -1235,33 +1265,28 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                         d[g] = cfull
                         tq[g] = qn
                         _, st, fin, _ = _advance(x[g], cfull, 1 << 40, zero)
-                        ver[g] += 1
                         key[g] = float(qn + st - 1)
-                        hk, hv, hw, nh = _hpush(hk, hv, hw, nh, key[g], g, ver[g])
+                        _bq_remove(head, bnext, bprev, bkey, g)
+                        _bq_insert(head, bnext, bprev, bkey, g, min(qn + st - 1, nb - 1))
             first = False
             # the next quantum in which flows finish
-            while nh > 0 and hw[0] != ver[hv[0]]:
-                nh = _hpop(hk, hv, hw, nh)
-            if nh == 0 or hk[0] >= q_end:
+            while cursor < q_end and head[cursor] < 0:
+                cursor += 1
+            if cursor >= q_end:
                 break
-            q = np.int64(hk[0])
+            q = cursor
             n_fin = 0
-            while nh > 0 and hk[0] == q:
-                g = hv[0]
-                ok = hw[0] == ver[g]
-                nh = _hpop(hk, hv, hw, nh)
-                if not ok or done[g]:
-                    continue
+            while head[q] >= 0:
+                g = head[q]
+                _bq_remove(head, bnext, bprev, bkey, g)
+                key[g] = np.inf
                 x0 = x[g]
                 xg, st, fin, bl = _advance(x0, d[g], q - tq[g] + 1, zero)
                 if not fin:  # the key was a lower bound: queue the exact quantum
                     _, st, fin, _ = _advance(x0, d[g], 1 << 40, zero)
                     if fin:
                         key[g] = float(tq[g] + st - 1)
-                        ver[g] += 1
-                        hk, hv, hw, nh = _hpush(hk, hv, hw, nh, key[g], g, ver[g])
-                    else:
-                        key[g] = np.inf
+                        _bq_insert(head, bnext, bprev, bkey, g, min(tq[g] + st - 1, nb - 1))
                     continue
                 n_fin += 1
                 seg_f, seg_a, seg_b, seg_d, nseg = _seg(seg_f, seg_a, seg_b, seg_d, nseg, g,
@@ -1272,7 +1297,6 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                 tq[g] = q + 1
                 done[g] = True
                 stats[2] += 1
-                ver[g] += 1
                 r = f_red[g]
                 p = red_rack[r]
                 s_ = flow_src[g]
