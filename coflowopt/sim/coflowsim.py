@@ -413,7 +413,7 @@ def _replay(s, sign, td, tst, tfin, tbl, a, b, w, clamp, buf, zero):
     return s, cross
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _seg(seg_f, seg_a, seg_b, seg_d, nseg, f, a, b, d):
     if b > a and d != 0.0:
         seg_f = _grow(seg_f, nseg)
