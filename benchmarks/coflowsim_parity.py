@@ -37,6 +37,7 @@ FLUID = {
     "scf": ("lcf", "our `lcf`: smallest largest flow first, greedy allocation"),
     "ncf": ("ncf", "width = number of flows (CoflowSim: min(M, R)), greedy"),
     "lcf": ("scf", "our `scf`: smallest total size first, greedy allocation"),
+    "fair": ("fair", "per-flow max-min fair, recomputed at every event"),
 }
 OFF = {  # rules turned off one at a time in coflowsim mode
     "8 ms quanta (1 ms instead)": {"quantum_ms": 1},
