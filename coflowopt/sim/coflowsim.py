@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+from numba.typed import List
 
 from coflowopt.model import Fabric, Instance
 from coflowopt.schedule import Schedule
@@ -1072,6 +1073,42 @@ def _bq_remove(head, bnext, bprev, bkey, g):
     bkey[g] = -1
 
 
+_CHUNK = 1 << 16
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _put(buf_i, buf_d, chunks_i, chunks_d, nseg, f, a, b, d):
+    """Record a segment (flow ``f`` at ``d`` per quantum over quanta ``a..b``) in the fixed
+    buffers, flushing a full buffer to the chunk lists.  ``nseg`` counts all segments."""
+    if b > a and d != 0.0:
+        k = nseg % _CHUNK
+        buf_i[0, k] = f
+        buf_i[1, k] = a
+        buf_i[2, k] = b
+        buf_d[k] = d
+        nseg += 1
+        if k == _CHUNK - 1:
+            chunks_i.append(buf_i.copy())
+            chunks_d.append(buf_d.copy())
+    return nseg
+
+
+@njit(cache=True)
+def _gather(buf_i, buf_d, chunks_i, chunks_d, nseg):
+    """The segments recorded by :func:`_put`, in order."""
+    out_i = np.empty((3, nseg), dtype=np.int64)
+    out_d = np.empty(nseg)
+    pos = 0
+    for c in range(1, len(chunks_i)):
+        out_i[:, pos:pos + _CHUNK] = chunks_i[c]
+        out_d[pos:pos + _CHUNK] = chunks_d[c]
+        pos += _CHUNK
+    rest = nseg - pos
+    out_i[:, pos:] = buf_i[:, :rest]
+    out_d[pos:] = buf_d[:rest]
+    return out_i, out_d
+
+
 @njit(cache=True, error_model="numpy")
 def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_out,
               epoch_ms, quantum_ms, zero):
@@ -1122,10 +1159,14 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
     bprev = np.full(nf, -1, dtype=np.int64)
     bkey = np.full(nf, -1, dtype=np.int64)
     cursor = 0
-    seg_f = np.empty(1024, dtype=np.int64)
-    seg_a = np.empty(1024, dtype=np.int64)
-    seg_b = np.empty(1024, dtype=np.int64)
-    seg_d = np.empty(1024)
+    # segments go to fixed buffers flushed into chunk lists: no array is reallocated inside
+    # the event loop (a loop-carried, reallocatable array made the re-time loop 3x slower)
+    buf_i = np.empty((3, _CHUNK), dtype=np.int64)  # flow, first quantum, last quantum
+    buf_d = np.empty(_CHUNK)
+    chunks_i = List()
+    chunks_d = List()
+    chunks_i.append(np.empty((3, 0), dtype=np.int64))
+    chunks_d.append(np.empty(0))
     nseg = 0
     cur = 0
     active_jobs = 0
@@ -1141,8 +1182,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                 if g >= 0:
                     x0 = x[g]
                     x[g], _, _, _ = _advance(x0, d[g], qa - tq[g], zero)
-                    seg_f, seg_a, seg_b, seg_d, nseg = _seg(seg_f, seg_a, seg_b, seg_d, nseg,
-                                                            g, tq[g], qa, d[g])
+                    nseg = _put(buf_i, buf_d, chunks_i, chunks_d, nseg, g, tq[g], qa, d[g])
                     tq[g] = qa
         while cur < n:
             j = cur
@@ -1221,8 +1261,8 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                                     stats[1] += 1
                                     x0 = x[g]
                                     x[g], _, _, _ = _advance(x0, d[g], qn - tq[g], zero)
-                                    seg_f, seg_a, seg_b, seg_d, nseg = _seg(
-                                        seg_f, seg_a, seg_b, seg_d, nseg, g, tq[g], qn, d[g])
+                                    nseg = _put(buf_i, buf_d, chunks_i, chunks_d, nseg, g,
+                                                tq[g], qn, d[g])
                                     d[g] = nd
                                     tq[g] = qn
                                     # a lower bound on the finishing quantum is enough for
@@ -1252,8 +1292,8 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                     if old >= 0 and not done[old]:
                         x0 = x[old]
                         x[old], _, _, _ = _advance(x0, d[old], qn - tq[old], zero)
-                        seg_f, seg_a, seg_b, seg_d, nseg = _seg(seg_f, seg_a, seg_b, seg_d,
-                                                                nseg, old, tq[old], qn, d[old])
+                        nseg = _put(buf_i, buf_d, chunks_i, chunks_d, nseg, old, tq[old], qn,
+                                    d[old])
                         d[old] = 0.0
                         tq[old] = qn
                         _bq_remove(head, bnext, bprev, bkey, old)
@@ -1289,9 +1329,9 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                         _bq_insert(head, bnext, bprev, bkey, g, min(tq[g] + st - 1, nb - 1))
                     continue
                 n_fin += 1
-                seg_f, seg_a, seg_b, seg_d, nseg = _seg(seg_f, seg_a, seg_b, seg_d, nseg, g,
+                nseg = _put(buf_i, buf_d, chunks_i, chunks_d, nseg, g,
                                                         tq[g], q, d[g])
-                seg_f, seg_a, seg_b, seg_d, nseg = _seg(seg_f, seg_a, seg_b, seg_d, nseg, g,
+                nseg = _put(buf_i, buf_d, chunks_i, chunks_d, nseg, g,
                                                         q, q + 1, bl)
                 x[g] = xg
                 tq[g] = q + 1
@@ -1334,7 +1374,8 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
             stats[0] += 1
             qn = q + 1
         t_ms += epoch_ms
-    return start, finish, seg_f[:nseg], seg_a[:nseg], seg_b[:nseg], seg_d[:nseg], stats
+    seg_i, seg_d = _gather(buf_i, buf_d, chunks_i, chunks_d, nseg)
+    return start, finish, seg_i[0], seg_i[1], seg_i[2], seg_d, stats
 
 
 # -- public entry points ----------------------------------------------------------------------
