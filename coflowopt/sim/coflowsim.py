@@ -1423,34 +1423,32 @@ def _job_release(inst: Instance, release: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _last_segment(flow, first, n):
-    """Per flow, the index of its latest segment (-1 if none)."""
-    best = np.full(n, -1, dtype=np.int64)
-    for i in range(flow.size):
-        f = flow[i]
-        if best[f] < 0 or first[i] >= first[best[f]]:
-            best[f] = i
-    return best
-
-
-def _close_drift(flow: np.ndarray, rate: np.ndarray, dur: np.ndarray, first: np.ndarray,
-                 volume: np.ndarray) -> np.ndarray:
-    """Rates with each flow's last segment carrying its floating-point drift.
+def _close_drift(sf, sa, sb, sd, where, volume, q):
+    """Segments as flows of the transformed instance and rates in MB/ms, with each flow's last
+    segment carrying its floating-point drift.
 
     CoflowSim sends ``d`` bytes per quantum but its byte counter removes ``d`` rounded to the
     counter's grid, so a flow it calls finished has sent its volume give or take a few
     thousandths of a byte.  The schedule puts that difference into the flow's last quantum, so
     that it delivers exactly the volume and the validator can hold it to CoflowSim's own
     finishing rule (:attr:`CoflowSimResult.tolerance`)."""
-    if flow.size == 0:
-        return rate
-    sent = np.bincount(flow, weights=rate * dur, minlength=volume.size)
-    last = _last_segment(flow, first, volume.size)
-    last = last[last >= 0]
-    out = rate.copy()
-    out[last] = np.maximum(rate[last] + (volume[flow[last]] - sent[flow[last]]) / dur[last],
-                           0.0)
-    return out
+    n = sf.size
+    flow = np.empty(n, dtype=np.int64)
+    rate = np.empty(n)
+    sent = np.zeros(volume.size)
+    last = np.full(volume.size, -1, dtype=np.int64)
+    for i in range(n):
+        f = where[sf[i]]
+        flow[i] = f
+        rate[i] = sd[i] / 1048576.0 / q
+        sent[f] += rate[i] * ((sb[i] - sa[i]) * q)
+        if last[f] < 0 or sa[i] >= sa[last[f]]:
+            last[f] = i
+    for f in range(volume.size):
+        i = last[f]
+        if i >= 0:
+            rate[i] = max(rate[i] + (volume[f] - sent[f]) / ((sb[i] - sa[i]) * q), 0.0)
+    return flow, rate
 
 
 def coflowsim_instance(instance: Instance, params: CoflowSimParams | None = None) -> Instance:
@@ -1503,9 +1501,7 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
     if not mark.any():
         mark[0] = True
     index = np.cumsum(mark) - 1
-    flow = where[sf]
-    rate = _close_drift(flow, sd / MIB / q, (sb - sa).astype(np.float64) * q, sa,
-                        np.asarray(inst.flow_volume))
+    flow, rate = _close_drift(sf, sa, sb, sd, where, np.asarray(inst.flow_volume), q)
     sched = Schedule.from_segments(
         np.flatnonzero(mark).astype(np.float64) * q, flow, rate, index[sa], index[sb],
         meta={"scheduler": f"coflowsim:{name}", "semantics": "coflowsim"})
