@@ -1423,32 +1423,40 @@ def _job_release(inst: Instance, release: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _close_drift(sf, sa, sb, sd, where, volume, q):
-    """Segments as flows of the transformed instance and rates in MB/ms, with each flow's last
-    segment carrying its floating-point drift.
+def _close_drift(sf, sa, sb, sd, where, volume, q, index):
+    """In place: segments become flows of the transformed instance (``sf``), rates in MB/ms
+    (``sd``) and breakpoint indices (``sa``, ``sb``; ``index`` maps a quantum to its
+    breakpoint), with each flow's last segment carrying its floating-point drift.  In place
+    because on FAIR each fresh 61-million-entry array costs about a second of page faults.
 
     CoflowSim sends ``d`` bytes per quantum but its byte counter removes ``d`` rounded to the
     counter's grid, so a flow it calls finished has sent its volume give or take a few
     thousandths of a byte.  The schedule puts that difference into the flow's last quantum, so
     that it delivers exactly the volume and the validator can hold it to CoflowSim's own
     finishing rule (:attr:`CoflowSimResult.tolerance`)."""
-    n = sf.size
-    flow = np.empty(n, dtype=np.int64)
-    rate = np.empty(n)
     sent = np.zeros(volume.size)
     last = np.full(volume.size, -1, dtype=np.int64)
-    for i in range(n):
+    last_first = np.zeros(volume.size, dtype=np.int64)
+    last_dur = np.zeros(volume.size, dtype=np.int64)
+    for i in range(sf.size):
         f = where[sf[i]]
-        flow[i] = f
-        rate[i] = sd[i] / 1048576.0 / q
-        sent[f] += rate[i] * ((sb[i] - sa[i]) * q)
-        if last[f] < 0 or sa[i] >= sa[last[f]]:
+        r = sd[i] / 1048576.0 / q
+        dur = (sb[i] - sa[i]) * q
+        sent[f] += r * dur
+        a = index[sa[i]]  # index is increasing in the quantum: same order as sa
+        if last[f] < 0 or a >= last_first[f]:
             last[f] = i
+            last_first[f] = a
+            last_dur[f] = dur
+        sf[i] = f
+        sd[i] = r
+        sb[i] = index[sb[i]]
+        sa[i] = a
     for f in range(volume.size):
         i = last[f]
         if i >= 0:
-            rate[i] = max(rate[i] + (volume[f] - sent[f]) / ((sb[i] - sa[i]) * q), 0.0)
-    return flow, rate
+            sd[i] = max(sd[i] + (volume[f] - sent[f]) / last_dur[f], 0.0)
+    return sf, sd, sa, sb
 
 
 def coflowsim_instance(instance: Instance, params: CoflowSimParams | None = None) -> Instance:
@@ -1501,9 +1509,10 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
     if not mark.any():
         mark[0] = True
     index = np.cumsum(mark) - 1
-    flow, rate = _close_drift(sf, sa, sb, sd, where, np.asarray(inst.flow_volume), q)
+    flow, rate, first, last = _close_drift(sf, sa, sb, sd, where, np.asarray(inst.flow_volume),
+                                           q, index)
     sched = Schedule.from_segments(
-        np.flatnonzero(mark).astype(np.float64) * q, flow, rate, index[sa], index[sb],
+        np.flatnonzero(mark).astype(np.float64) * q, flow, rate, first, last,
         meta={"scheduler": f"coflowsim:{name}", "semantics": "coflowsim"})
     runtime = time.process_time() - t0
     st = np.empty(instance.n_coflows)
