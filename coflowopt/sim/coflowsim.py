@@ -52,7 +52,6 @@ from numba.typed import List
 
 from coflowopt.model import Fabric, Instance
 from coflowopt.schedule import Schedule
-from coflowopt.sim.fast import _grow
 from coflowopt.validate import Tolerance
 
 __all__ = [
@@ -414,23 +413,6 @@ def _replay(s, sign, td, tst, tfin, tbl, a, b, w, clamp, buf, zero):
     return s, cross
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def _seg(seg_f, seg_a, seg_b, seg_d, nseg, f, a, b, d):
-    if b > a and d != 0.0:
-        seg_f = _grow(seg_f, nseg)
-        seg_a = _grow(seg_a, nseg)
-        seg_b = _grow(seg_b, nseg)
-        seg_d = _grow(seg_d, nseg)
-        seg_f[nseg] = f
-        seg_a[nseg] = a
-        seg_b[nseg] = b
-        seg_d[nseg] = d
-        nseg += 1
-    return seg_f, seg_a, seg_b, seg_d, nseg
-
-# -- the coflow-level schedulers (CoflowSimulator.java, CoflowSimulatorDark.java) ------------
-
-
 @njit(cache=True, error_model="numpy")
 def _insert_sorted(lst, ns, j, kind, scf, ncf, alpha, perrack, red_ptr):
     """``CoflowSimulator.addToSortedJobs``: insert before the first job that compares greater
@@ -750,6 +732,52 @@ def _layout(lst, ns, red_ptr, flow_ptr, red_done, done, laid):
                 laid[f] = (not red_done[r]) and (not done[f])
 
 
+_CHUNK = 1 << 16
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _put(buf_i, buf_d, chunks_i, chunks_d, nseg, f, a, b, d):
+    """Record a segment (flow ``f`` at ``d`` per quantum over quanta ``a..b``) in the fixed
+    buffers, flushing a full buffer to the chunk lists.  ``nseg`` counts all segments."""
+    if b > a and d != 0.0:
+        k = nseg % _CHUNK
+        buf_i[0, k] = f
+        buf_i[1, k] = a
+        buf_i[2, k] = b
+        buf_d[k] = d
+        nseg += 1
+        if k == _CHUNK - 1:
+            chunks_i.append(buf_i.copy())
+            chunks_d.append(buf_d.copy())
+    return nseg
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _set_end(buf_i, chunks_i, nseg, i, b):
+    """Move the end of recorded segment ``i`` to quantum ``b``, in its chunk or the buffer."""
+    k = i % _CHUNK
+    if i < (nseg // _CHUNK) * _CHUNK:  # already flushed
+        chunks_i[i // _CHUNK + 1][2, k] = b
+    else:
+        buf_i[2, k] = b
+
+
+@njit(cache=True)
+def _gather(buf_i, buf_d, chunks_i, chunks_d, nseg):
+    """The segments recorded by :func:`_put`, in order."""
+    out_i = np.empty((3, nseg), dtype=np.int64)
+    out_d = np.empty(nseg)
+    pos = 0
+    for c in range(1, len(chunks_i)):
+        out_i[:, pos:pos + _CHUNK] = chunks_i[c]
+        out_d[pos:pos + _CHUNK] = chunks_d[c]
+        pos += _CHUNK
+    rest = nseg - pos
+    out_i[:, pos:] = buf_i[:, :rest]
+    out_d[pos:] = buf_d[:rest]
+    return out_i, out_d
+
+
 @njit(cache=True, error_model="numpy")
 def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_ptr, flow_src,
                 flow_size, alpha, deadline, scf, ncf, n_in, n_out, epoch_ms, quantum_ms,
@@ -796,12 +824,16 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
     nmc = np.zeros(n_in, dtype=np.int64)
     nrc = np.zeros(n_out, dtype=np.int64)
     # segments (flow, first quantum, last quantum exclusive, bytes per quantum)
-    seg_f = np.empty(1024, dtype=np.int64)
-    seg_a = np.empty(1024, dtype=np.int64)
-    seg_b = np.empty(1024, dtype=np.int64)
-    seg_d = np.empty(1024)
+    buf_i = np.empty((3, _CHUNK), dtype=np.int64)  # see _run_flow
+    buf_d = np.empty(_CHUNK)
+    chunks_i = List()
+    chunks_d = List()
+    chunks_i.append(np.empty((3, 0), dtype=np.int64))
+    chunks_d.append(np.empty(0))
     nseg = 0
-    last_seg = np.full(nf, -1, dtype=np.int64)
+    last_seg = np.full(nf, -1, dtype=np.int64)  # a flow's latest full-rate segment,
+    last_end = np.zeros(nf, dtype=np.int64)  # where it ends
+    last_d = np.zeros(nf)  # and its bytes per quantum
     # per-job temporaries of one window: bytes per quantum, quanta, finished, last bytes
     wmax = 1
     rmax = 1
@@ -935,30 +967,17 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                         if d > 0.0 and st > 0:
                             full = st - 1 if fin else st
                             if full > 0 and x0 != x:
-                                ls = last_seg[f]
-                                if ls >= 0 and seg_b[ls] == q0 and seg_d[ls] == d:
-                                    seg_b[ls] = q0 + full  # same rate as before: extend
-                                else:
-                                    seg_f = _grow(seg_f, nseg)
-                                    seg_a = _grow(seg_a, nseg)
-                                    seg_b = _grow(seg_b, nseg)
-                                    seg_d = _grow(seg_d, nseg)
-                                    seg_f[nseg] = f
-                                    seg_a[nseg] = q0
-                                    seg_b[nseg] = q0 + full
-                                    seg_d[nseg] = d
+                                if last_seg[f] >= 0 and last_end[f] == q0 and last_d[f] == d:
+                                    _set_end(buf_i, chunks_i, nseg, last_seg[f], q0 + full)
+                                else:  # a new rate: a new segment
                                     last_seg[f] = nseg
-                                    nseg += 1
+                                    last_d[f] = d
+                                    nseg = _put(buf_i, buf_d, chunks_i, chunks_d, nseg, f, q0,
+                                                q0 + full, d)
+                                last_end[f] = q0 + full
                             if fin:
-                                seg_f = _grow(seg_f, nseg)
-                                seg_a = _grow(seg_a, nseg)
-                                seg_b = _grow(seg_b, nseg)
-                                seg_d = _grow(seg_d, nseg)
-                                seg_f[nseg] = f
-                                seg_a[nseg] = q0 + st - 1
-                                seg_b[nseg] = q0 + st
-                                seg_d[nseg] = bl
-                                nseg += 1
+                                nseg = _put(buf_i, buf_d, chunks_i, chunks_d, nseg, f,
+                                            q0 + st - 1, q0 + st, bl)
                         rem[f] = x
                         if fin:
                             done[f] = True
@@ -1016,9 +1035,8 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                         # coflow's last quantum (CoflowSim sends it just after)
                         for f in range(flow_ptr[red_ptr[j]], flow_ptr[red_ptr[j + 1]]):
                             if not done[f]:
-                                seg_f, seg_a, seg_b, seg_d, nseg = _seg(
-                                    seg_f, seg_a, seg_b, seg_d, nseg, f, q0 + steps - 1,
-                                    q0 + steps, rem[f])
+                                nseg = _put(buf_i, buf_d, chunks_i, chunks_d, nseg, f,
+                                            q0 + steps - 1, q0 + steps, rem[f])
                                 rem[f] = 0.0
                                 done[f] = True
                     else:
@@ -1040,7 +1058,8 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                                 su, ru, sb, rb, edf, edf_key, nmc, nrc)
             i += steps
         t_ms = t_next
-    return start, finish, seg_f[:nseg], seg_a[:nseg], seg_b[:nseg], seg_d[:nseg]
+    seg_i, seg_d = _gather(buf_i, buf_d, chunks_i, chunks_d, nseg)
+    return start, finish, seg_i[0], seg_i[1], seg_i[2], seg_d
 
 
 # -- the per-flow schedulers (FlowSimulator.java) ---------------------------------------------
@@ -1071,42 +1090,6 @@ def _bq_remove(head, bnext, bprev, bkey, g):
     if bnext[g] >= 0:
         bprev[bnext[g]] = bprev[g]
     bkey[g] = -1
-
-
-_CHUNK = 1 << 16
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def _put(buf_i, buf_d, chunks_i, chunks_d, nseg, f, a, b, d):
-    """Record a segment (flow ``f`` at ``d`` per quantum over quanta ``a..b``) in the fixed
-    buffers, flushing a full buffer to the chunk lists.  ``nseg`` counts all segments."""
-    if b > a and d != 0.0:
-        k = nseg % _CHUNK
-        buf_i[0, k] = f
-        buf_i[1, k] = a
-        buf_i[2, k] = b
-        buf_d[k] = d
-        nseg += 1
-        if k == _CHUNK - 1:
-            chunks_i.append(buf_i.copy())
-            chunks_d.append(buf_d.copy())
-    return nseg
-
-
-@njit(cache=True)
-def _gather(buf_i, buf_d, chunks_i, chunks_d, nseg):
-    """The segments recorded by :func:`_put`, in order."""
-    out_i = np.empty((3, nseg), dtype=np.int64)
-    out_d = np.empty(nseg)
-    pos = 0
-    for c in range(1, len(chunks_i)):
-        out_i[:, pos:pos + _CHUNK] = chunks_i[c]
-        out_d[pos:pos + _CHUNK] = chunks_d[c]
-        pos += _CHUNK
-    rest = nseg - pos
-    out_i[:, pos:] = buf_i[:, :rest]
-    out_d[pos:] = buf_d[:rest]
-    return out_i, out_d
 
 
 @njit(cache=True, error_model="numpy")
