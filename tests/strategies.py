@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
 from hypothesis import strategies as st
 
 from coflowopt import CoflowSpec, Instance, JobSpec, build_instance
+from coflowopt.proofs_check.instances import example2  # the stored reference instance
+
+__all__ = ["example2", "example_e1", "instances"]
 
 
 @st.composite
@@ -42,18 +44,6 @@ def instances(draw: st.DrawFn, *, max_ports: int = 4, max_coflows: int = 5,
         jobs.append(JobSpec(coflows, edges, release=jrel,
                             weight=draw(st.sampled_from([1.0, 2.0]))))
     return build_instance(m, jobs=jobs)
-
-
-def example2() -> Instance:
-    """dag-coflows spec Example 2: two jobs on m = 3 (J1 fan-in tree, J2 chain released at 1)."""
-    j1 = JobSpec([CoflowSpec(np.array([[2, 0, 0], [0, 1, 0], [0, 0, 0]]), id="c1"),
-                  CoflowSpec(np.array([[0, 0, 0], [0, 0, 3], [0, 0, 0]]), id="c2"),
-                  CoflowSpec(np.array([[1, 1, 0], [0, 0, 0], [0, 0, 1]]), id="c3")],
-                 [(0, 2), (1, 2)], id="J1", weight=2.0)
-    j2 = JobSpec([CoflowSpec(np.array([[0, 0, 0], [2, 0, 0], [0, 0, 0]]), id="c4"),
-                  CoflowSpec(np.array([[0, 0, 1], [0, 0, 0], [0, 2, 0]]), id="c5")],
-                 [(0, 1)], id="J2", weight=1.0, release=1.0)
-    return build_instance(3, jobs=[j1, j2])
 
 
 def example_e1() -> Instance:
