@@ -48,10 +48,10 @@ from typing import Any
 
 import numpy as np
 from numba import njit
-from numba.typed import List
 
 from coflowopt.model import Fabric, Instance
 from coflowopt.schedule import Schedule
+from coflowopt.sim.segstore import _gather, _new_store, _put, _set_end
 from coflowopt.validate import Tolerance
 
 __all__ = [
@@ -732,52 +732,6 @@ def _layout(lst, ns, red_ptr, flow_ptr, red_done, done, laid):
                 laid[f] = (not red_done[r]) and (not done[f])
 
 
-_CHUNK = 1 << 16
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def _put(buf_i, buf_d, chunks_i, chunks_d, nseg, f, a, b, d):
-    """Record a segment (flow ``f`` at ``d`` per quantum over quanta ``a..b``) in the fixed
-    buffers, flushing a full buffer to the chunk lists.  ``nseg`` counts all segments."""
-    if b > a and d != 0.0:
-        k = nseg % _CHUNK
-        buf_i[0, k] = f
-        buf_i[1, k] = a
-        buf_i[2, k] = b
-        buf_d[k] = d
-        nseg += 1
-        if k == _CHUNK - 1:
-            chunks_i.append(buf_i.copy())
-            chunks_d.append(buf_d.copy())
-    return nseg
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def _set_end(buf_i, chunks_i, nseg, i, b):
-    """Move the end of recorded segment ``i`` to quantum ``b``, in its chunk or the buffer."""
-    k = i % _CHUNK
-    if i < (nseg // _CHUNK) * _CHUNK:  # already flushed
-        chunks_i[i // _CHUNK + 1][2, k] = b
-    else:
-        buf_i[2, k] = b
-
-
-@njit(cache=True)
-def _gather(buf_i, buf_d, chunks_i, chunks_d, nseg):
-    """The segments recorded by :func:`_put`, in order."""
-    out_i = np.empty((3, nseg), dtype=np.int64)
-    out_d = np.empty(nseg)
-    pos = 0
-    for c in range(1, len(chunks_i)):
-        out_i[:, pos:pos + _CHUNK] = chunks_i[c]
-        out_d[pos:pos + _CHUNK] = chunks_d[c]
-        pos += _CHUNK
-    rest = nseg - pos
-    out_i[:, pos:] = buf_i[:, :rest]
-    out_d[pos:] = buf_d[:rest]
-    return out_i, out_d
-
-
 @njit(cache=True, error_model="numpy")
 def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_ptr, flow_src,
                 flow_size, alpha, deadline, scf, ncf, n_in, n_out, epoch_ms, quantum_ms,
@@ -824,12 +778,7 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
     nmc = np.zeros(n_in, dtype=np.int64)
     nrc = np.zeros(n_out, dtype=np.int64)
     # segments (flow, first quantum, last quantum exclusive, bytes per quantum)
-    buf_i = np.empty((3, _CHUNK), dtype=np.int64)  # see _run_flow
-    buf_d = np.empty(_CHUNK)
-    chunks_i = List()
-    chunks_d = List()
-    chunks_i.append(np.empty((3, 0), dtype=np.int64))
-    chunks_d.append(np.empty(0))
+    buf_i, buf_d, chunks_i, chunks_d = _new_store()  # see _run_flow
     nseg = 0
     last_seg = np.full(nf, -1, dtype=np.int64)  # a flow's latest full-rate segment,
     last_end = np.zeros(nf, dtype=np.int64)  # where it ends
@@ -1144,12 +1093,8 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
     cursor = 0
     # segments go to fixed buffers flushed into chunk lists: no array is reallocated inside
     # the event loop (a loop-carried, reallocatable array made the re-time loop 3x slower)
-    buf_i = np.empty((3, _CHUNK), dtype=np.int64)  # flow, first quantum, last quantum
-    buf_d = np.empty(_CHUNK)
-    chunks_i = List()
-    chunks_d = List()
-    chunks_i.append(np.empty((3, 0), dtype=np.int64))
-    chunks_d.append(np.empty(0))
+    # (flow, first quantum, last quantum exclusive; bytes per quantum)
+    buf_i, buf_d, chunks_i, chunks_d = _new_store()
     nseg = 0
     cur = 0
     active_jobs = 0

@@ -32,6 +32,7 @@ from numba import njit
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.orders import _bssi
+from coflowopt.sim.segstore import _gather, _new_store, _put
 
 __all__ = ["KIND_DCLAS", "KIND_SINCRONIA", "KIND_STATIC", "KIND_VARYS", "fast_simulate"]
 
@@ -43,53 +44,167 @@ KIND_DCLAS = 3  # D-CLAS queues on attained service (Aalo, A-SEBF)
 TINY = 1e-12
 
 
-# -- small array heaps (min-heaps on a float key, with an int payload and a version) ----------
+# -- heaps of fixed size (no array is reallocated inside the event loop) ------------------------
 
 
 @njit(cache=True, inline="always")
-def _hpush(hk, hv, hw, n, key, val, ver):
-    if n == hk.size:
-        hk2 = np.empty(2 * n)
-        hv2 = np.empty(2 * n, dtype=np.int64)
-        hw2 = np.empty(2 * n, dtype=np.int64)
-        hk2[:n] = hk
-        hv2[:n] = hv
-        hw2[:n] = hw
-        hk, hv, hw = hk2, hv2, hw2
+def _hpush(hk, hv, n, key, val):
+    """Push ``(key, val)`` on a min-heap (ties by ``val``) with room for it."""
     i = n
-    hk[i], hv[i], hw[i] = key, val, ver
     while i > 0:
         p = (i - 1) >> 1
-        if hk[p] > hk[i] or (hk[p] == hk[i] and hv[p] > hv[i]):
-            hk[p], hk[i] = hk[i], hk[p]
-            hv[p], hv[i] = hv[i], hv[p]
-            hw[p], hw[i] = hw[i], hw[p]
+        if hk[p] > key or (hk[p] == key and hv[p] > val):
+            hk[i] = hk[p]
+            hv[i] = hv[p]
             i = p
         else:
             break
-    return hk, hv, hw, n + 1
+    hk[i] = key
+    hv[i] = val
+    return n + 1
 
 
 @njit(cache=True, inline="always")
-def _hpop(hk, hv, hw, n):
+def _hpop(hk, hv, n):
+    """Drop the top of the heap; returns the new size."""
     n -= 1
-    hk[0], hv[0], hw[0] = hk[n], hv[n], hw[n]
+    k, v = hk[n], hv[n]
     i = 0
     while True:
         a = 2 * i + 1
         if a >= n:
             break
-        b = a + 1
         c = a
-        if b < n and (hk[b] < hk[a] or (hk[b] == hk[a] and hv[b] < hv[a])):
-            c = b
-        if hk[c] < hk[i] or (hk[c] == hk[i] and hv[c] < hv[i]):
-            hk[c], hk[i] = hk[i], hk[c]
-            hv[c], hv[i] = hv[i], hv[c]
-            hw[c], hw[i] = hw[i], hw[c]
+        if a + 1 < n and (hk[a + 1] < hk[a] or (hk[a + 1] == hk[a] and hv[a + 1] < hv[a])):
+            c = a + 1
+        if hk[c] < k or (hk[c] == k and hv[c] < v):
+            hk[i] = hk[c]
+            hv[i] = hv[c]
             i = c
         else:
             break
+    if n > 0:
+        hk[i] = k
+        hv[i] = v
+    return n
+
+
+@njit(cache=True, inline="always")
+def _ipush(h, n, v):
+    """Push ``v`` on a min-heap of integers."""
+    i = n
+    while i > 0:
+        p = (i - 1) >> 1
+        if h[p] > v:
+            h[i] = h[p]
+            i = p
+        else:
+            break
+    h[i] = v
+    return n + 1
+
+
+@njit(cache=True, inline="always")
+def _ipop(h, n):
+    n -= 1
+    v = h[n]
+    i = 0
+    while True:
+        a = 2 * i + 1
+        if a >= n:
+            break
+        c = a
+        if a + 1 < n and h[a + 1] < h[a]:
+            c = a + 1
+        if h[c] < v:
+            h[i] = h[c]
+            i = c
+        else:
+            break
+    if n > 0:
+        h[i] = v
+    return n
+
+
+# indexed heap: items 0..N-1 with keys ``key[i]``; ``heap`` holds the items in heap order and
+# ``where[i]`` an item's slot (-1: absent); ties by item
+
+
+@njit(cache=True, inline="always")
+def _xup(key, heap, where, i):
+    f = heap[i]
+    k = key[f]
+    while i > 0:
+        p = (i - 1) >> 1
+        g = heap[p]
+        if key[g] > k or (key[g] == k and g > f):
+            heap[i] = g
+            where[g] = i
+            i = p
+        else:
+            break
+    heap[i] = f
+    where[f] = i
+
+
+@njit(cache=True, inline="always")
+def _xdown(key, heap, where, n, i):
+    f = heap[i]
+    k = key[f]
+    while True:
+        a = 2 * i + 1
+        if a >= n:
+            break
+        c = a
+        g = heap[a]
+        if a + 1 < n:
+            h = heap[a + 1]
+            if key[h] < key[g] or (key[h] == key[g] and h < g):
+                c = a + 1
+                g = h
+        if key[g] < k or (key[g] == k and g < f):
+            heap[i] = g
+            where[g] = i
+            i = c
+        else:
+            break
+    heap[i] = f
+    where[f] = i
+
+
+@njit(cache=True, inline="always")
+def _xset(key, heap, where, n, f, k):
+    """Insert item ``f`` with key ``k``, or move it to key ``k``; returns the new size."""
+    i = where[f]
+    if i < 0:
+        key[f] = k
+        heap[n] = f
+        where[f] = n
+        _xup(key, heap, where, n)
+        return n + 1
+    old = key[f]
+    key[f] = k
+    if k < old:
+        _xup(key, heap, where, i)
+    elif k > old:
+        _xdown(key, heap, where, n, i)
+    return n
+
+
+@njit(cache=True, inline="always")
+def _xdel(key, heap, where, n, f):
+    """Remove item ``f`` if present; returns the new size."""
+    i = where[f]
+    if i < 0:
+        return n
+    where[f] = -1
+    n -= 1
+    if i < n:
+        g = heap[n]
+        heap[i] = g
+        where[g] = i
+        _xup(key, heap, where, i)
+        _xdown(key, heap, where, n, where[g])
     return n
 
 
@@ -103,30 +218,38 @@ def _grow(a, n):
     return b
 
 
-@njit(cache=True)
-def _compact(plist, pstart, idx, finished, m):
-    """Drop finished flows from the port lists, keeping the order."""
-    w = 0
-    a = pstart[0]
-    for p in range(m):
-        b = pstart[p + 1]
-        pstart[p] = w
-        for i in range(a, b):
-            f = plist[i]
-            if not finished[f]:
-                plist[w] = f
-                idx[f] = w
-                w += 1
-        a = b
-    pstart[m] = w
+@njit(cache=True, inline="always")
+def _insert(plist, cnt, idx, p, cap, f, pos):
+    """Put flow ``f`` into port ``p``'s list (slots ``p * cap ...``), keeping priority order."""
+    base = p * cap
+    k = base + cnt[p]
+    while k > base and pos[plist[k - 1]] > pos[f]:
+        plist[k] = plist[k - 1]
+        idx[plist[k]] = k
+        k -= 1
+    plist[k] = f
+    idx[f] = k
+    cnt[p] += 1
+    return k
+
+
+@njit(cache=True, inline="always")
+def _remove(plist, cnt, idx, p, cap, f):
+    """Take flow ``f`` out of port ``p``'s list, keeping the order of the others."""
+    end = p * cap + cnt[p] - 1
+    for j in range(idx[f], end):
+        g = plist[j + 1]
+        plist[j] = g
+        idx[g] = j
+    cnt[p] -= 1
 
 
 # -- the engine --------------------------------------------------------------------------------
 
 
 @njit(cache=True, inline="always")
-def _set_rate(f, nx, t, kk, fc, x, rem, tl, ver, opened, sf, sr, sa, sb, ns, qk, qv, qw, nq,
-              csent, ctl, crate, retime, n_re, flagged):
+def _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, buf_i, buf_d, chunks_i, chunks_d, ns, qkey,
+              qheap, qwhere, nq, csent, ctl, crate, retime, n_re, flagged):
     """Change flow ``f``'s rate to ``nx`` at time ``t`` (breakpoint ``kk``): close its segment,
     bring its remaining volume and its coflow's attained service up to ``t``, and schedule its
     completion."""
@@ -140,49 +263,38 @@ def _set_rate(f, nx, t, kk, fc, x, rem, tl, ver, opened, sf, sr, sa, sb, ns, qk,
     crate[c] += nx - old
     if not flagged[c]:
         flagged[c] = True
-        retime = _grow(retime, n_re)
         retime[n_re] = c
         n_re += 1
-    if old > 0.0 and opened[f] < kk:
-        sf = _grow(sf, ns)
-        sr = _grow(sr, ns)
-        sa = _grow(sa, ns)
-        sb = _grow(sb, ns)
-        sf[ns] = f
-        sr[ns] = old
-        sa[ns] = opened[f]
-        sb[ns] = kk
-        ns += 1
+    ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, old)
     opened[f] = kk
     x[f] = nx
-    ver[f] += 1
     if nx > 0.0:
-        qk, qv, qw, nq = _hpush(qk, qv, qw, nq, t + rem[f] / nx, f, ver[f])
-    return sf, sr, sa, sb, ns, qk, qv, qw, nq, retime, n_re
+        nq = _xset(qkey, qheap, qwhere, nq, f, t + rem[f] / nx)
+    else:
+        nq = _xdel(qkey, qheap, qwhere, nq, f)
+    return ns, nq, n_re
 
 
 @njit(cache=True, inline="always")
-def _walk(p, idx, pend, live, cur, plist, pos, hk, hv, hw, nh):
+def _walk(p, idx, pend, live, cur, plist, pos, wh, nw):
     """Move port ``p``'s walker past list index ``idx`` (a flow just processed)."""
     if cur[p] == idx or cur[p] == -1:
         if live and idx + 1 < pend:
             cur[p] = idx + 1
-            g = plist[idx + 1]
-            hk, hv, hw, nh = _hpush(hk, hv, hw, nh, float(pos[g]), g, 0)
+            nw = _ipush(wh, nw, pos[plist[idx + 1]])
         else:
             cur[p] = -1
-    return hk, hv, hw, nh
+    return nw
 
 
 @njit(cache=True, inline="always")
-def _start_walk(p, pstart, cur, plist, pos, hk, hv, hw, nh):
+def _start_walk(p, cap, cnt, cur, plist, pos, wh, nw):
     """Revisit port ``p``'s list from its first flow (its capacity changed)."""
-    a = pstart[p]
-    if a < pstart[p + 1] and cur[p] != a:
+    a = p * cap
+    if cnt[p] > 0 and cur[p] != a:
         cur[p] = a
-        g = plist[a]
-        hk, hv, hw, nh = _hpush(hk, hv, hw, nh, float(pos[g]), g, 0)
-    return hk, hv, hw, nh
+        nw = _ipush(wh, nw, pos[plist[a]])
+    return nw
 
 
 @njit(cache=True)
@@ -198,7 +310,6 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     x = np.zeros(F)
     r = np.zeros(F)  # Varys: MADD reservation
     e = np.zeros(F)  # greedy share
-    ver = np.zeros(F, dtype=np.int64)
     finished = np.zeros(F, dtype=np.bool_)
     opened = np.zeros(F, dtype=np.int64)
     resb_in = np.zeros(F)  # residual of the flow's ingress port left by the flows before it
@@ -222,52 +333,57 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     csent = np.zeros(C)
     ctl = np.full(C, t0)
     crate = np.zeros(C)
-    cver = np.zeros(C, dtype=np.int64)
     flagged = np.zeros(C, dtype=np.bool_)
-    retime = np.empty(16, dtype=np.int64)
+    retime = np.empty(max(C, 1), dtype=np.int64)
     n_re = 0
     queue = np.zeros(C, dtype=np.int64)
     entry = np.zeros(C, dtype=np.int64)
     counter = 0
     capg_in = cap_in.copy()
     capg_out = cap_out.copy()
-    plist_in = np.empty(F, dtype=np.int64)
-    pstart_in = np.zeros(m + 1, dtype=np.int64)
-    plist_out = np.empty(F, dtype=np.int64)
-    pstart_out = np.zeros(m + 1, dtype=np.int64)
+    # port lists hold only pair heads (see the module docstring): at most one live and one
+    # just-finished head per (ingress, egress) pair, so 2 m + 2 slots per port
+    lcap = 2 * m + 2
+    plist_in = np.empty(m * lcap, dtype=np.int64)
+    cnt_in = np.zeros(m, dtype=np.int64)
+    plist_out = np.empty(m * lcap, dtype=np.int64)
+    cnt_out = np.zeros(m, dtype=np.int64)
+    head = np.zeros(F, dtype=np.bool_)
+    nxt = np.full(F, -1, dtype=np.int64)  # the pair's chain, in priority order
+    prv = np.full(F, -1, dtype=np.int64)
+    phead = np.full(m * m, -1, dtype=np.int64)
+    plast = np.full(m * m, -1, dtype=np.int64)
+    pmark = np.zeros(m * m, dtype=np.int64)
+    newh = np.empty(m * m, dtype=np.int64)
     glist = np.empty(F, dtype=np.int64)
     n_list = 0
     dcap_in = np.zeros(m)  # cascade: capacity change minus usage change, per port
     dcap_out = np.zeros(m)
     cur_in = np.full(m, -1, dtype=np.int64)
     cur_out = np.full(m, -1, dtype=np.int64)
-    hk = np.empty(1024)
-    hv = np.empty(1024, dtype=np.int64)
-    hw = np.empty(1024, dtype=np.int64)
-    # heaps: admissions, flow completions, D-CLAS crossings
+    # the cascade's heap of list positions: per port one cursor and one restart, and the
+    # finished and new heads (at most one each per pair)
+    wh = np.empty(4 * m + 2 * m * m + 16, dtype=np.int64)
+    # admissions (each coflow once); flow completions and D-CLAS crossings (indexed)
     ak = np.empty(max(C, 1))
     av = np.empty(max(C, 1), dtype=np.int64)
-    aw = np.empty(max(C, 1), dtype=np.int64)
     na = 0
     for c in range(C):
         if n_pred[c] == 0:
-            ak, av, aw, na = _hpush(ak, av, aw, na, release[c], c, 0)
-    qk = np.empty(1024)
-    qv = np.empty(1024, dtype=np.int64)
-    qw = np.empty(1024, dtype=np.int64)
+            na = _hpush(ak, av, na, release[c], c)
+    qkey = np.empty(F)
+    qheap = np.empty(F, dtype=np.int64)
+    qwhere = np.full(F, -1, dtype=np.int64)
     nq = 0
-    tk = np.empty(64)
-    tv = np.empty(64, dtype=np.int64)
-    tw = np.empty(64, dtype=np.int64)
+    tkey = np.empty(C)
+    theap = np.empty(C, dtype=np.int64)
+    twhere = np.full(C, -1, dtype=np.int64)
     nt = 0
     # output
     bps = np.empty(1024)
     bps[0] = t0
     kk = 0
-    sf = np.empty(1024, dtype=np.int64)
-    sr = np.empty(1024)
-    sa = np.empty(1024, dtype=np.int64)
-    sb = np.empty(1024, dtype=np.int64)
+    buf_i, buf_d, chunks_i, chunks_d = _new_store()  # (flow, first bp, last bp; rate)
     ns = 0
     load_in = np.zeros(m)
     load_out = np.zeros(m)
@@ -280,13 +396,12 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     n_events = 0
     n_full = 0
     n_visits = 0
-    n_dead = 0
     full = False
     while n_done < C:
         # 1. admissions at t
         while na > 0 and ak[0] <= t:
             c = av[0]
-            na = _hpop(ak, av, aw, na)
+            na = _hpop(ak, av, na)
             admitted[c] = t
             ctl[c] = t
             if left[c] == 0:
@@ -295,7 +410,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     s_ = succ[j]
                     n_pred[s_] -= 1
                     if n_pred[s_] == 0:
-                        ak, av, aw, na = _hpush(ak, av, aw, na, max(release[s_], t), s_, 0)
+                        na = _hpush(ak, av, na, max(release[s_], t), s_)
             else:
                 active[c] = True
                 queue[c] = 0
@@ -379,31 +494,32 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                         pos[f] = n_list
                         n_list += 1
                 cl[j + 1] = n_list
-            pstart_in[:] = 0
-            pstart_out[:] = 0
+            # pair chains; the first flow of each pair is its head and goes to the port lists
+            cnt_in[:] = 0
+            cnt_out[:] = 0
             for q in range(n_list):
                 f = glist[q]
-                pstart_in[src[f] + 1] += 1
-                pstart_out[dst[f] + 1] += 1
-            for p_ in range(m):
-                pstart_in[p_ + 1] += pstart_in[p_]
-                pstart_out[p_ + 1] += pstart_out[p_]
-            for p_ in range(m):
-                cur_in[p_] = pstart_in[p_]  # fill cursors, reset below
-                cur_out[p_] = pstart_out[p_]
-            for q in range(n_list):
-                f = glist[q]
-                a = cur_in[src[f]]
-                plist_in[a] = f
-                idx_in[f] = a
-                cur_in[src[f]] = a + 1
-                b = cur_out[dst[f]]
-                plist_out[b] = f
-                idx_out[f] = b
-                cur_out[dst[f]] = b + 1
-            cur_in[:] = -1
-            cur_out[:] = -1
-            n_dead = 0
+                s_, d_ = src[f], dst[f]
+                pr = s_ * m + d_
+                nxt[f] = -1
+                if pmark[pr] != n_full:
+                    pmark[pr] = n_full
+                    phead[pr] = f
+                    prv[f] = -1
+                    head[f] = True
+                    a = s_ * lcap + cnt_in[s_]
+                    plist_in[a] = f
+                    idx_in[f] = a
+                    cnt_in[s_] += 1
+                    b = d_ * lcap + cnt_out[d_]
+                    plist_out[b] = f
+                    idx_out[f] = b
+                    cnt_out[d_] += 1
+                else:
+                    head[f] = False
+                    prv[f] = plast[pr]
+                    nxt[plast[pr]] = f
+                plast[pr] = f
             # Varys: MADD reservations, coflow by coflow on the residual capacity
             capg_in[:] = cap_in
             capg_out[:] = cap_out
@@ -446,6 +562,9 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             use_out[:] = 0.0
             for q in range(n_list):
                 f = glist[q]
+                if not head[f]:
+                    e[f] = 0.0  # behind its pair's head: one of its ports is full
+                    continue
                 s_, d_ = src[f], dst[f]
                 resb_in[f] = capg_in[s_] - use_in[s_]
                 resb_out[f] = capg_out[d_] - use_out[d_]
@@ -459,31 +578,64 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 f = glist[q]
                 nx = r[f] + e[f]
                 if nx != x[f]:
-                    sf, sr, sa, sb, ns, qk, qv, qw, nq, retime, n_re = _set_rate(
-                        f, nx, t, kk, fc, x, rem, tl, ver, opened, sf, sr, sa, sb, ns, qk, qv,
-                        qw, nq, csent, ctl, crate, retime, n_re, flagged)
+                    ns, nq, n_re = _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, buf_i, buf_d,
+                                             chunks_i, chunks_d, ns, qkey, qheap, qwhere, nq,
+                                             csent, ctl, crate, retime, n_re, flagged)
             full = False
         elif n_fin > 0 and refill:
             # 3. cascade: repair the greedy allocation after flow completions
             stamp_id = n_events + 1
-            nh = 0
+            nw = 0
+            n_new = 0
             for j in range(n_fin):
                 f = fin[j]
+                s_, d_ = src[f], dst[f]
                 if r[f] > 0.0:
-                    s_, d_ = src[f], dst[f]
                     capg_in[s_] += r[f]
                     dcap_in[s_] += r[f]
                     capg_out[d_] += r[f]
                     dcap_out[d_] += r[f]
                     r[f] = 0.0
-                    hk, hv, hw, nh = _start_walk(s_, pstart_in, cur_in, plist_in, pos, hk, hv,
-                                                 hw, nh)
-                    hk, hv, hw, nh = _start_walk(d_, pstart_out, cur_out, plist_out, pos, hk,
-                                                 hv, hw, nh)
-                hk, hv, hw, nh = _hpush(hk, hv, hw, nh, float(pos[f]), f, 0)
-            while nh > 0:
-                g = hv[0]
-                nh = _hpop(hk, hv, hw, nh)
+                    nw = _start_walk(s_, lcap, cnt_in, cur_in, plist_in, pos, wh, nw)
+                    nw = _start_walk(d_, lcap, cnt_out, cur_out, plist_out, pos, wh, nw)
+                # unlink from the pair's chain; a finished head passes the pair to the next
+                pr = s_ * m + d_
+                if prv[f] != -1:
+                    nxt[prv[f]] = nxt[f]
+                else:
+                    phead[pr] = nxt[f]
+                if nxt[f] != -1:
+                    prv[nxt[f]] = prv[f]
+                if head[f]:
+                    nw = _ipush(wh, nw, pos[f])
+                    newh = _grow(newh, n_new)
+                    newh[n_new] = pr
+                    n_new += 1
+            for j in range(n_new):
+                g = phead[newh[j]]
+                if g == -1 or head[g]:
+                    continue
+                # the new head enters with no rate and the residuals the old allocation left
+                # before it; the cascade then gives it its share
+                head[g] = True
+                e[g] = 0.0
+                s_, d_ = src[g], dst[g]
+                a = _insert(plist_in, cnt_in, idx_in, s_, lcap, g, pos)
+                if a == s_ * lcap:
+                    resb_in[g] = capg_in[s_]
+                else:
+                    h = plist_in[a - 1]
+                    resb_in[g] = resb_in[h] - e[h]
+                b = _insert(plist_out, cnt_out, idx_out, d_, lcap, g, pos)
+                if b == d_ * lcap:
+                    resb_out[g] = capg_out[d_]
+                else:
+                    h = plist_out[b - 1]
+                    resb_out[g] = resb_out[h] - e[h]
+                nw = _ipush(wh, nw, pos[g])
+            while nw > 0:
+                g = glist[wh[0]]
+                nw = _ipop(wh, nw)
                 if stamp[g] == stamp_id:
                     continue
                 stamp[g] = stamp_id
@@ -504,15 +656,16 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     dcap_in[s_] -= dx
                     dcap_out[d_] -= dx
                     if not finished[g]:
-                        sf, sr, sa, sb, ns, qk, qv, qw, nq, retime, n_re = _set_rate(
-                            g, r[g] + ne, t, kk, fc, x, rem, tl, ver, opened, sf, sr, sa, sb,
-                            ns, qk, qv, qw, nq, csent, ctl, crate, retime, n_re, flagged)
+                        ns, nq, n_re = _set_rate(g, r[g] + ne, t, kk, fc, x, rem, tl, opened,
+                                                 buf_i, buf_d, chunks_i, chunks_d, ns, qkey,
+                                                 qheap, qwhere, nq, csent, ctl, crate, retime,
+                                                 n_re, flagged)
                 live_in = abs(dcap_in[s_]) > TINY * cap_in[s_]
                 live_out = abs(dcap_out[d_]) > TINY * cap_out[d_]
-                hk, hv, hw, nh = _walk(s_, idx_in[g], pstart_in[s_ + 1], live_in, cur_in,
-                                       plist_in, pos, hk, hv, hw, nh)
-                hk, hv, hw, nh = _walk(d_, idx_out[g], pstart_out[d_ + 1], live_out, cur_out,
-                                       plist_out, pos, hk, hv, hw, nh)
+                nw = _walk(s_, idx_in[g], s_ * lcap + cnt_in[s_], live_in, cur_in, plist_in, pos,
+                           wh, nw)
+                nw = _walk(d_, idx_out[g], d_ * lcap + cnt_out[d_], live_out, cur_out, plist_out,
+                           pos, wh, nw)
                 if not live_in:
                     dcap_in[s_] = 0.0
                 if not live_out:
@@ -521,43 +674,40 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             dcap_out[:] = 0.0
             cur_in[:] = -1
             cur_out[:] = -1
-            # finished flows stay in the port lists (with no rate) until they are half of
-            # them; then the lists are compacted (the others' residuals stay valid)
-            n_dead += n_fin
-            if 2 * n_dead > n_list:
-                _compact(plist_in, pstart_in, idx_in, finished, m)
-                _compact(plist_out, pstart_out, idx_out, finished, m)
-                n_dead = 0
+            # finished heads leave the port lists
+            for j in range(n_fin):
+                f = fin[j]
+                if head[f]:
+                    head[f] = False
+                    _remove(plist_in, cnt_in, idx_in, src[f], lcap, f)
+                    _remove(plist_out, cnt_out, idx_out, dst[f], lcap, f)
         n_fin = 0
         # D-CLAS: coflows whose rate changed get a new threshold-crossing time
         for j in range(n_re):
             c = retime[j]
             flagged[c] = False
             if kind == KIND_DCLAS and active[c] and queue[c] < n_thr:
-                cver[c] += 1
                 if crate[c] > 0.0:
                     csent[c] += crate[c] * (t - ctl[c])
                     ctl[c] = t
                     gap = thresholds[queue[c]] * norm[c] - csent[c]
                     tc = t + max(gap, 0.0) / crate[c]
-                    tk, tv, tw, nt = _hpush(tk, tv, tw, nt, tc, c, cver[c])
+                    nt = _xset(tkey, theap, twhere, nt, c, tc)
+                else:
+                    nt = _xdel(tkey, theap, twhere, nt, c)
         n_re = 0
         n_events += 1
         # 4. the next event
-        while nq > 0 and qw[0] != ver[qv[0]]:
-            nq = _hpop(qk, qv, qw, nq)
-        while nt > 0 and tw[0] != cver[tv[0]]:
-            nt = _hpop(tk, tv, tw, nt)
         tn = np.inf
         if nq > 0:
-            tn = qk[0]
+            tn = qkey[qheap[0]]
         if na > 0 and ak[0] < tn:
             tn = ak[0]
-        if nt > 0 and tk[0] < tn:
-            tn = tk[0]
+        if nt > 0 and tkey[theap[0]] < tn:
+            tn = tkey[theap[0]]
         if tn == np.inf:
-            return (bps[: kk + 1], sf[:ns], sr[:ns], sa[:ns], sb[:ns], -1, n_events, n_full,
-                    n_visits)
+            seg_i, seg_d = _gather(buf_i, buf_d, chunks_i, chunks_d, ns)
+            return bps[: kk + 1], seg_i, seg_d, -1, n_events, n_full, n_visits
         if tn > t:
             kk += 1
             bps = _grow(bps, kk)
@@ -565,16 +715,12 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             t = tn
         tol = 1e-12 * max(1.0, abs(t))
         # 5. flow completions
-        while nq > 0 and qk[0] <= t + tol:
-            f = qv[0]
-            valid = qw[0] == ver[f]
-            nq = _hpop(qk, qv, qw, nq)
-            if not valid or finished[f]:
-                continue
+        while nq > 0 and qkey[qheap[0]] <= t + tol:
+            f = qheap[0]
             finished[f] = True
-            sf, sr, sa, sb, ns, qk, qv, qw, nq, retime, n_re = _set_rate(
-                f, 0.0, t, kk, fc, x, rem, tl, ver, opened, sf, sr, sa, sb, ns, qk, qv, qw, nq,
-                csent, ctl, crate, retime, n_re, flagged)
+            ns, nq, n_re = _set_rate(f, 0.0, t, kk, fc, x, rem, tl, opened, buf_i, buf_d,
+                                     chunks_i, chunks_d, ns, qkey, qheap, qwhere, nq, csent,
+                                     ctl, crate, retime, n_re, flagged)
             rem[f] = 0.0
             fin = _grow(fin, n_fin)
             fin[n_fin] = f
@@ -584,24 +730,21 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             if left[c] == 0:
                 active[c] = False
                 n_done += 1
-                cver[c] += 1
+                nt = _xdel(tkey, theap, twhere, nt, c)
                 if kind == KIND_SINCRONIA or kind == KIND_VARYS or not refill:
                     full = True
                 for j in range(succ_ptr[c], succ_ptr[c + 1]):
                     s_ = succ[j]
                     n_pred[s_] -= 1
                     if n_pred[s_] == 0:
-                        ak, av, aw, na = _hpush(ak, av, aw, na, max(release[s_], t), s_, 0)
+                        na = _hpush(ak, av, na, max(release[s_], t), s_)
         # 6. D-CLAS threshold crossings: demote, keeping the FIFO order of simultaneous ones
         if kind == KIND_DCLAS:
             nmov = 0
             mv = np.empty(0, dtype=np.int64)
-            while nt > 0 and tk[0] <= t + tol:
-                c = tv[0]
-                valid = tw[0] == cver[c]
-                nt = _hpop(tk, tv, tw, nt)
-                if not valid or not active[c]:
-                    continue
+            while nt > 0 and tkey[theap[0]] <= t + tol:
+                c = theap[0]
+                nt = _xdel(tkey, theap, twhere, nt, c)
                 mv = _grow(mv, nmov)
                 mv[nmov] = c
                 nmov += 1
@@ -622,10 +765,9 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                         entry[c] = counter
                         counter += 1
                         full = True
-                    cver[c] += 1
                     if not full and q < n_thr and crate[c] > 0.0:
                         tc = t + max(thresholds[q] * norm[c] - csent[c], 0.0) / crate[c]
-                        tk, tv, tw, nt = _hpush(tk, tv, tw, nt, tc, c, cver[c])
+                        nt = _xset(tkey, theap, twhere, nt, c, tc)
             if full:
                 # the full recomputation re-times every active coflow
                 for c in range(C):
@@ -634,22 +776,14 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                         ctl[c] = t
                         if not flagged[c]:
                             flagged[c] = True
-                            retime = _grow(retime, n_re)
                             retime[n_re] = c
                             n_re += 1
     # close the segments still open
     for f in range(F):
-        if x[f] > 0.0 and opened[f] < kk:
-            sf = _grow(sf, ns)
-            sr = _grow(sr, ns)
-            sa = _grow(sa, ns)
-            sb = _grow(sb, ns)
-            sf[ns] = f
-            sr[ns] = x[f]
-            sa[ns] = opened[f]
-            sb[ns] = kk
-            ns += 1
-    return bps[: kk + 1], sf[:ns], sr[:ns], sa[:ns], sb[:ns], 0, n_events, n_full, n_visits
+        if x[f] > 0.0:
+            ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, x[f])
+    seg_i, seg_d = _gather(buf_i, buf_d, chunks_i, chunks_d, ns)
+    return bps[: kk + 1], seg_i, seg_d, 0, n_events, n_full, n_visits
 
 
 def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = None,
@@ -674,7 +808,7 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
         return np.array(default if a is None else a, dtype=dtype, order="C", copy=True)
 
     i64 = np.int64
-    bps, f, r, a, b, status, events, n_full, n_visits = _run(
+    bps, seg_i, seg_d, status, events, n_full, n_visits = _run(
         arr(inst.coflow_flows_ptr, None, i64), arr(inst.coflow_flow_order, None, i64),
         arr(inst.flow_coflow, None, i64), arr(inst.flow_src, None, i64),
         arr(inst.flow_dst, None, i64), arr(inst.flow_volume, None), arr(rel, None),
@@ -686,7 +820,7 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
         from coflowopt.sim.engine import SimulationError
 
         raise SimulationError("the fast engine stalled: active coflows but no pending event")
-    return Schedule.from_segments(bps.copy(), f.copy(), r.copy(), a.copy(), b.copy(),
+    return Schedule.from_segments(bps, seg_i[0], seg_d, seg_i[1], seg_i[2],
                                   meta={"events": int(events), "recomputations": int(n_full),
                                         "refill": bool(refill),
                                         "cascade_visits": int(n_visits),

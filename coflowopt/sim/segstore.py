@@ -1,0 +1,75 @@
+"""One segment store for the compiled simulators (:mod:`coflowopt.sim.fast` and
+:mod:`coflowopt.sim.coflowsim`).
+
+A kernel records segments ``(flow, first, last, value)`` into fixed buffers of ``_CHUNK``
+entries and flushes each full buffer to a typed list, so no array is reallocated inside an
+event loop (a loop-carried array that may be reallocated made numba's loops about twice as
+slow) and nothing is copied on growth.  :func:`_gather` joins them once at the end.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.typed import List
+
+_CHUNK = 1 << 16
+
+
+@njit(cache=True, inline="always")
+def _put(buf_i, buf_d, chunks_i, chunks_d, nseg, f, a, b, d):
+    """Record a segment (flow ``f`` at value ``d`` from step ``a`` to step ``b``, exclusive:
+    quanta or breakpoint indices) in the fixed buffers, flushing a full buffer to the chunk
+    lists; empty segments (``b <= a`` or ``d == 0``) are not recorded.  ``nseg`` counts all
+    segments."""
+    if b > a and d != 0.0:
+        k = nseg % _CHUNK
+        buf_i[0, k] = f
+        buf_i[1, k] = a
+        buf_i[2, k] = b
+        buf_d[k] = d
+        nseg += 1
+        if k == _CHUNK - 1:
+            chunks_i.append(buf_i.copy())
+            chunks_d.append(buf_d.copy())
+    return nseg
+
+
+@njit(cache=True, inline="always")
+def _set_end(buf_i, chunks_i, nseg, i, b):
+    """Move the end of recorded segment ``i`` to step ``b``, in its chunk or the buffer."""
+    k = i % _CHUNK
+    if i < (nseg // _CHUNK) * _CHUNK:  # already flushed
+        chunks_i[i // _CHUNK + 1][2, k] = b
+    else:
+        buf_i[2, k] = b
+
+
+@njit(cache=True)
+def _new_store():
+    """Empty buffers and chunk lists (the lists' first entry is an empty placeholder that
+    fixes their type)."""
+    chunks_i = List()
+    chunks_d = List()
+    chunks_i.append(np.empty((3, 0), dtype=np.int64))
+    chunks_d.append(np.empty(0))
+    return np.empty((3, _CHUNK), dtype=np.int64), np.empty(_CHUNK), chunks_i, chunks_d
+
+
+@njit(cache=True)
+def _gather(buf_i, buf_d, chunks_i, chunks_d, nseg):
+    """The segments recorded by :func:`_put`, in order.  The chunks are dropped from the lists
+    as they are copied (last first), so the peak holds little more than one copy."""
+    out_i = np.empty((3, nseg), dtype=np.int64)
+    out_d = np.empty(nseg)
+    full = (len(chunks_i) - 1) * _CHUNK
+    rest = nseg - full
+    out_i[:, full:] = buf_i[:, :rest]
+    out_d[full:] = buf_d[:rest]
+    for c in range(len(chunks_i) - 1, 0, -1):
+        pos = (c - 1) * _CHUNK
+        out_i[:, pos:pos + _CHUNK] = chunks_i[c]
+        out_d[pos:pos + _CHUNK] = chunks_d[c]
+        chunks_i.pop()
+        chunks_d.pop()
+    return out_i, out_d
