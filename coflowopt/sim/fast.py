@@ -311,13 +311,13 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     r = np.zeros(F)  # Varys: MADD reservation
     e = np.zeros(F)  # greedy share
     finished = np.zeros(F, dtype=np.bool_)
-    opened = np.zeros(F, dtype=np.int64)
+    opened = np.zeros(F, dtype=np.int32)
     resb_in = np.zeros(F)  # residual of the flow's ingress port left by the flows before it
     resb_out = np.zeros(F)
-    idx_in = np.zeros(F, dtype=np.int64)
-    idx_out = np.zeros(F, dtype=np.int64)
-    pos = np.zeros(F, dtype=np.int64)
-    stamp = np.zeros(F, dtype=np.int64)
+    idx_in = np.zeros(F, dtype=np.int32)
+    idx_out = np.zeros(F, dtype=np.int32)
+    pos = np.zeros(F, dtype=np.int32)
+    stamp = np.zeros(F, dtype=np.int32)
     # coflow state
     left = np.zeros(C, dtype=np.int64)
     for c in range(C):
@@ -349,13 +349,13 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     plist_out = np.empty(m * lcap, dtype=np.int64)
     cnt_out = np.zeros(m, dtype=np.int64)
     head = np.zeros(F, dtype=np.bool_)
-    nxt = np.full(F, -1, dtype=np.int64)  # the pair's chain, in priority order
-    prv = np.full(F, -1, dtype=np.int64)
+    nxt = np.full(F, -1, dtype=np.int32)  # the pair's chain, in priority order
+    prv = np.full(F, -1, dtype=np.int32)
     phead = np.full(m * m, -1, dtype=np.int64)
     plast = np.full(m * m, -1, dtype=np.int64)
     pmark = np.zeros(m * m, dtype=np.int64)
     newh = np.empty(m * m, dtype=np.int64)
-    glist = np.empty(F, dtype=np.int64)
+    glist = np.empty(F, dtype=np.int32)
     n_list = 0
     dcap_in = np.zeros(m)  # cascade: capacity change minus usage change, per port
     dcap_out = np.zeros(m)
@@ -372,8 +372,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         if n_pred[c] == 0:
             na = _hpush(ak, av, na, release[c], c)
     qkey = np.empty(F)
-    qheap = np.empty(F, dtype=np.int64)
-    qwhere = np.full(F, -1, dtype=np.int64)
+    qheap = np.empty(F, dtype=np.int32)
+    qwhere = np.full(F, -1, dtype=np.int32)
     nq = 0
     tkey = np.empty(C)
     theap = np.empty(C, dtype=np.int64)
@@ -804,14 +804,20 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
     t0 = min(0.0, float(rel.min())) if C else 0.0
     def arr(a: np.ndarray | None, default: np.ndarray | None,
             dtype: type = np.float64) -> np.ndarray:
-        # writable, contiguous copies: numba compiles read-only arrays separately
+        # writable, contiguous copies of the small arrays (numba compiles per writability)
         return np.array(default if a is None else a, dtype=dtype, order="C", copy=True)
+
+    def ro(a: np.ndarray, dtype: type = np.int64) -> np.ndarray:
+        # the per-flow arrays as read-only views, not copies (they are the big ones)
+        v = np.ascontiguousarray(a, dtype=dtype).view()
+        v.flags.writeable = False
+        return v
 
     i64 = np.int64
     bps, seg_i, seg_d, status, events, n_full, n_visits = _run(
-        arr(inst.coflow_flows_ptr, None, i64), arr(inst.coflow_flow_order, None, i64),
-        arr(inst.flow_coflow, None, i64), arr(inst.flow_src, None, i64),
-        arr(inst.flow_dst, None, i64), arr(inst.flow_volume, None), arr(rel, None),
+        arr(inst.coflow_flows_ptr, None, i64), ro(inst.coflow_flow_order),
+        ro(inst.flow_coflow), ro(inst.flow_src), ro(inst.flow_dst),
+        ro(inst.flow_volume, np.float64), arr(rel, None),
         arr(inst.coflow_weight, None), n_pred, succ_ptr, succ,
         arr(inst.fabric.capacity_in, None), arr(inst.fabric.capacity_out, None), int(kind),
         arr(key, np.zeros(C)), arr(thresholds, np.zeros(0)), arr(norm, np.ones(C)),

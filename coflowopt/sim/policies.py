@@ -39,6 +39,7 @@ from coflowopt.sim.fast import (
     KIND_VARYS,
     fast_simulate,
 )
+from coflowopt.sim.fastfair import fast_fair
 from coflowopt.sim.orders import bssi, port_loads, sebf_gamma, static_key
 
 __all__ = [
@@ -536,11 +537,15 @@ def lcf(instance: Instance, *, seed: Any = None, allocation: str = "greedy",
 
 @register("fair", kind="online", clairvoyant=False, objective="average CCT (baseline)",
           summary="per-flow max-min fair sharing")
-def fair(instance: Instance, *, seed: Any = None) -> Schedule:
-    """Per-flow max-min fair sharing of every port, recomputed at every event (reference
-    engine)."""
+def fair(instance: Instance, *, seed: Any = None, engine: str = "fast") -> Schedule:
+    """Per-flow max-min fair sharing of every port, recomputed at every arrival and flow
+    completion.  ``engine="fast"``: the pair-level kernel of :mod:`coflowopt.sim.fastfair`."""
     del seed
-    return _run(instance, FairPolicy(), "fair", {}, "reference")
+    if engine == "fast":
+        sched = fast_fair(instance)
+        sched.meta.update({"scheduler": "fair", "params": {}})
+        return sched
+    return _run(instance, FairPolicy(), "fair", {}, engine)
 
 
 @register("aalo", kind="online", clairvoyant=False, objective="average CCT (heuristic)",

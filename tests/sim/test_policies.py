@@ -228,7 +228,7 @@ def test_releases_respected_online() -> None:
 
 FAST = [("varys", {}), ("sincronia", {}), ("sincronia", {"mode": "offline"}), ("fifo", {}),
         ("scf", {}), ("ncf", {}), ("lcf", {}), ("aalo", {"thresholds": [0.5, 1.5, 4.0]}),
-        ("a-sebf", {"thresholds": [0.5, 1.5, 4.0]}), ("aalo", {})]
+        ("a-sebf", {"thresholds": [0.5, 1.5, 4.0]}), ("aalo", {}), ("fair", {})]
 
 
 @pytest.mark.parametrize("name,kw", FAST, ids=[f"{n}-{i}" for i, (n, _) in enumerate(FAST)])

@@ -1,0 +1,353 @@
+"""The compiled engine for per-flow max-min fair sharing (the ``fair`` baseline).
+
+Same model and events as :mod:`coflowopt.sim.engine` with
+:func:`coflowopt.sim.allocate.max_min_fair` at every event, but computed on *port pairs*:
+flows with the same ingress and egress port get the same max-min fair rate, so the state is
+the number of active flows ``n_pq`` of each pair.  At each event the rates are found by water
+filling over the ``2 m`` ports: the port with the smallest fair share ``R_p / k_p``
+(residual capacity over unfrozen flows) freezes its pairs at that level, which lowers the
+residual and the count of their other ports; levels only rise, so one indexed heap of ports
+gives every port's level in ``O(A log m)`` for ``A`` active pairs.
+
+Every flow of a pair is served at the pair's rate from its admission, so a flow finishes when
+the pair's cumulative service ``S_pq`` reaches its admission-time service plus its volume.
+Each pair keeps a min-heap of those targets (in a block of one shared array sized by the
+pair's flows in the instance) and the event queue holds one next-completion time per pair.
+Rate changes are recorded once per pair; the per-flow segments are cut from them at the end
+(a flow's segments are its pair's, clipped to its admission and completion).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from coflowopt.model import Instance
+from coflowopt.schedule import Schedule
+from coflowopt.sim.fast import _hpop, _hpush, _xdel, _xset
+from coflowopt.sim.segstore import _gather, _new_store, _put
+
+__all__ = ["fast_fair"]
+
+
+@njit(cache=True)
+def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ, cap_in, cap_out,
+              pstart, t0):
+    C = ptr.size - 1
+    F = src.size
+    m = cap_in.size
+    P = m * m
+    # pairs: active flow count, service S at time ts, rate since the breakpoint opened
+    cnt = np.zeros(P, dtype=np.int64)
+    S = np.zeros(P)
+    ts = np.full(P, t0)
+    rate = np.zeros(P)
+    newrate = np.zeros(P)
+    opened = np.zeros(P, dtype=np.int64)
+    mark = np.zeros(P, dtype=np.int64)
+    hsize = np.zeros(P, dtype=np.int64)  # the pair's heap of targets: pstart[p] .. + hsize
+    htarget = np.empty(F)
+    hflow = np.empty(F, dtype=np.int64)
+    # active pairs, and per port its active pairs (slot lists with positions)
+    act = np.empty(P, dtype=np.int64)
+    apos = np.full(P, -1, dtype=np.int64)
+    n_act = 0
+    adj_in = np.empty((m, m), dtype=np.int64)
+    adj_out = np.empty((m, m), dtype=np.int64)
+    deg_in = np.zeros(m, dtype=np.int64)
+    deg_out = np.zeros(m, dtype=np.int64)
+    pin = np.zeros(P, dtype=np.int64)  # slot of the pair in adj_in[src] / adj_out[dst]
+    pout = np.zeros(P, dtype=np.int64)
+    k_in = np.zeros(m, dtype=np.int64)  # active flows per port
+    k_out = np.zeros(m, dtype=np.int64)
+    # water filling
+    R = np.empty(2 * m)
+    K = np.zeros(2 * m, dtype=np.int64)
+    pkey = np.empty(2 * m)
+    pheap = np.empty(2 * m, dtype=np.int64)
+    pwhere = np.full(2 * m, -1, dtype=np.int64)
+    # events: admissions (each coflow once), next completion per pair
+    ak = np.empty(max(C, 1))
+    av = np.empty(max(C, 1), dtype=np.int64)
+    na = 0
+    for c in range(C):
+        if n_pred[c] == 0:
+            na = _hpush(ak, av, na, release[c], c)
+    qkey = np.empty(P)
+    qheap = np.empty(P, dtype=np.int64)
+    qwhere = np.full(P, -1, dtype=np.int64)
+    nq = 0
+    left = np.zeros(C, dtype=np.int64)
+    join = np.zeros(F, dtype=np.int64)  # breakpoint of the flow's admission
+    done_at = np.full(F, -1, dtype=np.int64)  # breakpoint of its completion
+    touched = np.empty(P, dtype=np.int64)
+    tmark = np.zeros(P, dtype=np.int64)
+    n_t = 0
+    rnd = 1  # stamp of the pairs to re-time at the end of this event
+    wf = 0  # stamp of the water filling
+    bps = np.empty(1024)
+    bps[0] = t0
+    kk = 0
+    buf_i, buf_d, chunks_i, chunks_d = _new_store()  # (pair, first bp, last bp; rate)
+    ns = 0
+    t = t0
+    n_done = 0
+    n_events = 0
+    while n_done < C:
+        n_events += 1
+        # 1. admissions at t
+        while na > 0 and ak[0] <= t:
+            c = av[0]
+            na = _hpop(ak, av, na)
+            for i in range(ptr[c], ptr[c + 1]):
+                f = order[i]
+                if volume[f] <= 0.0:
+                    continue
+                left[c] += 1
+                s_, d_ = src[f], dst[f]
+                p = s_ * m + d_
+                if tmark[p] != rnd:
+                    tmark[p] = rnd
+                    touched[n_t] = p
+                    n_t += 1
+                    S[p] += rate[p] * (t - ts[p])
+                    ts[p] = t
+                if cnt[p] == 0:
+                    apos[p] = n_act
+                    act[n_act] = p
+                    n_act += 1
+                    pin[p] = deg_in[s_]
+                    adj_in[s_, deg_in[s_]] = p
+                    deg_in[s_] += 1
+                    pout[p] = deg_out[d_]
+                    adj_out[d_, deg_out[d_]] = p
+                    deg_out[d_] += 1
+                cnt[p] += 1
+                k_in[s_] += 1
+                k_out[d_] += 1
+                join[f] = kk
+                hsize[p] = _hpush(htarget[pstart[p]:pstart[p + 1]],
+                                  hflow[pstart[p]:pstart[p + 1]], hsize[p], S[p] + volume[f], f)
+            if left[c] == 0:
+                n_done += 1
+                for j in range(succ_ptr[c], succ_ptr[c + 1]):
+                    s2 = succ[j]
+                    n_pred[s2] -= 1
+                    if n_pred[s2] == 0:
+                        na = _hpush(ak, av, na, max(release[s2], t), s2)
+        if n_done == C:
+            break
+        # 2. max-min fair rates by water filling over the ports
+        nh = 0
+        wf += 1
+        for s_ in range(m):
+            if k_in[s_] > 0:
+                R[s_] = cap_in[s_]
+                K[s_] = k_in[s_]
+                nh = _xset(pkey, pheap, pwhere, nh, s_, cap_in[s_] / k_in[s_])
+            if k_out[s_] > 0:
+                R[m + s_] = cap_out[s_]
+                K[m + s_] = k_out[s_]
+                nh = _xset(pkey, pheap, pwhere, nh, m + s_, cap_out[s_] / k_out[s_])
+        while nh > 0:
+            u = pheap[0]
+            lev = pkey[u]
+            nh = _xdel(pkey, pheap, pwhere, nh, u)
+            if u < m:
+                deg = deg_in[u]
+            else:
+                deg = deg_out[u - m]
+            for j in range(deg):
+                if u < m:
+                    p = adj_in[u, j]
+                    w = m + p % m
+                else:
+                    p = adj_out[u - m, j]
+                    w = p // m
+                if mark[p] == wf:
+                    continue
+                mark[p] = wf
+                newrate[p] = lev
+                if pwhere[w] >= 0:
+                    K[w] -= cnt[p]
+                    R[w] -= lev * cnt[p]
+                    if K[w] == 0:
+                        nh = _xdel(pkey, pheap, pwhere, nh, w)
+                    else:
+                        nh = _xset(pkey, pheap, pwhere, nh, w, max(R[w], 0.0) / K[w])
+        # 3. pairs whose rate changed close their segment; re-time them and the touched ones
+        for j in range(n_act):
+            p = act[j]
+            if newrate[p] != rate[p]:
+                S[p] += rate[p] * (t - ts[p])
+                ts[p] = t
+                ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk, rate[p])
+                opened[p] = kk
+                rate[p] = newrate[p]
+                if tmark[p] != rnd:
+                    tmark[p] = rnd
+                    touched[n_t] = p
+                    n_t += 1
+        for j in range(n_t):
+            p = touched[j]
+            if cnt[p] > 0 and rate[p] > 0.0:
+                gap = htarget[pstart[p]] - S[p]
+                nq = _xset(qkey, qheap, qwhere, nq, p, ts[p] + max(gap, 0.0) / rate[p])
+            else:
+                nq = _xdel(qkey, qheap, qwhere, nq, p)
+        n_t = 0
+        rnd += 1
+        # 4. the next event
+        tn = np.inf
+        if nq > 0:
+            tn = qkey[qheap[0]]
+        if na > 0 and ak[0] < tn:
+            tn = ak[0]
+        if tn == np.inf:
+            seg_i, seg_d = _gather(buf_i, buf_d, chunks_i, chunks_d, ns)
+            return bps[: kk + 1], seg_i, seg_d, join, done_at, -1, n_events
+        if tn > t:
+            kk += 1
+            if kk == bps.size:
+                b2 = np.empty(2 * bps.size)
+                b2[:kk] = bps[:kk]
+                bps = b2
+            bps[kk] = tn
+            t = tn
+        tol = 1e-12 * max(1.0, abs(t))
+        # 5. flow completions: pairs whose first target is reached (re-timed after the next
+        # water filling)
+        while nq > 0 and qkey[qheap[0]] <= t + tol:
+            p = qheap[0]
+            nq = _xdel(qkey, qheap, qwhere, nq, p)
+            S[p] += rate[p] * (t - ts[p])
+            ts[p] = t
+            if tmark[p] != rnd:
+                tmark[p] = rnd
+                touched[n_t] = p
+                n_t += 1
+            a = pstart[p]
+            vt = S[p] + 1e-9 * max(1.0, abs(S[p]))
+            while hsize[p] > 0 and htarget[a] <= vt:
+                f = hflow[a]
+                hsize[p] = _hpop(htarget[a:pstart[p + 1]], hflow[a:pstart[p + 1]], hsize[p])
+                done_at[f] = kk
+                cnt[p] -= 1
+                s_, d_ = src[f], dst[f]
+                k_in[s_] -= 1
+                k_out[d_] -= 1
+                if cnt[p] == 0:
+                    # drop the pair from the active list and its ports' lists (swap with last)
+                    q = act[n_act - 1]
+                    act[apos[p]] = q
+                    apos[q] = apos[p]
+                    apos[p] = -1
+                    n_act -= 1
+                    q = adj_in[s_, deg_in[s_] - 1]
+                    adj_in[s_, pin[p]] = q
+                    pin[q] = pin[p]
+                    deg_in[s_] -= 1
+                    q = adj_out[d_, deg_out[d_] - 1]
+                    adj_out[d_, pout[p]] = q
+                    pout[q] = pout[p]
+                    deg_out[d_] -= 1
+                    # its last segment closes now; it restarts at rate 0 if flows come back
+                    ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk, rate[p])
+                    opened[p] = kk
+                    rate[p] = 0.0
+                c = fc[f]
+                left[c] -= 1
+                if left[c] == 0:
+                    n_done += 1
+                    for j in range(succ_ptr[c], succ_ptr[c + 1]):
+                        s2 = succ[j]
+                        n_pred[s2] -= 1
+                        if n_pred[s2] == 0:
+                            na = _hpush(ak, av, na, max(release[s2], t), s2)
+    for p in range(P):
+        if cnt[p] > 0 and rate[p] > 0.0:
+            ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk, rate[p])
+    seg_i, seg_d = _gather(buf_i, buf_d, chunks_i, chunks_d, ns)
+    return bps[: kk + 1], seg_i, seg_d, join, done_at, 0, n_events
+
+
+@njit(cache=True, inline="always")
+def _first_after(last, lo, hi, k):
+    """The first index in ``lo..hi`` whose ``last`` exceeds ``k`` (``last`` is increasing)."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if last[mid] <= k:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def _cut(flow_pair, join, done_at, pseg_ptr, pfirst, plast, prate):
+    """Per-flow segments: each flow's pair segments clipped to ``[join, done_at)``."""
+    F = flow_pair.size
+    n = 0
+    for f in range(F):
+        if done_at[f] < 0:
+            continue
+        p = flow_pair[f]
+        i = _first_after(plast, pseg_ptr[p], pseg_ptr[p + 1], join[f])
+        while i < pseg_ptr[p + 1] and pfirst[i] < done_at[f]:
+            n += 1
+            i += 1
+    out_f = np.empty(n, dtype=np.int64)
+    out_r = np.empty(n)
+    out_a = np.empty(n, dtype=np.int64)
+    out_b = np.empty(n, dtype=np.int64)
+    n = 0
+    for f in range(F):
+        if done_at[f] < 0:
+            continue
+        p = flow_pair[f]
+        i = _first_after(plast, pseg_ptr[p], pseg_ptr[p + 1], join[f])
+        while i < pseg_ptr[p + 1] and pfirst[i] < done_at[f]:
+            out_f[n] = f
+            out_r[n] = prate[i]
+            out_a[n] = max(pfirst[i], join[f])
+            out_b[n] = min(plast[i], done_at[f])
+            n += 1
+            i += 1
+    return out_f, out_r, out_a, out_b
+
+
+def fast_fair(instance: Instance) -> Schedule:
+    """Per-flow max-min fair sharing of every port, recomputed at every arrival and flow
+    completion (see the module docstring); the schedule equals the reference engine's with
+    :class:`~coflowopt.sim.policies.FairPolicy`."""
+    inst = instance
+    C, m = inst.n_coflows, inst.ports
+    ptr_p, _ = inst.predecessors_ptr
+    n_pred = np.diff(ptr_p).astype(np.int64)
+    succ_ptr, succ = (np.array(a, dtype=np.int64) for a in inst.successors_ptr)
+    rel = np.array(inst.release, dtype=np.float64)
+    t0 = min(0.0, float(rel.min())) if C else 0.0
+    src = np.ascontiguousarray(inst.flow_src, dtype=np.int64)
+    dst = np.ascontiguousarray(inst.flow_dst, dtype=np.int64)
+    pair = src * m + dst
+    pstart = np.zeros(m * m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pair, minlength=m * m), out=pstart[1:])
+    bps, seg_i, seg_d, join, done_at, status, events = _run_fair(
+        np.array(inst.coflow_flows_ptr, dtype=np.int64),
+        np.array(inst.coflow_flow_order, dtype=np.int64),
+        np.array(inst.flow_coflow, dtype=np.int64), src.copy(), dst.copy(),
+        np.array(inst.flow_volume, dtype=np.float64), rel, n_pred, succ_ptr, succ,
+        np.array(inst.fabric.capacity_in, dtype=np.float64),
+        np.array(inst.fabric.capacity_out, dtype=np.float64), pstart, float(t0))
+    if status != 0:
+        from coflowopt.sim.engine import SimulationError
+
+        raise SimulationError("the fair engine stalled: active coflows but no pending event")
+    # pair segments in time order per pair (they were recorded in time order overall)
+    by = np.argsort(seg_i[0], kind="stable")
+    pseg_ptr = np.zeros(m * m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(seg_i[0], minlength=m * m), out=pseg_ptr[1:])
+    f, r, a, b = _cut(pair, join, done_at, pseg_ptr, seg_i[1][by], seg_i[2][by], seg_d[by])
+    del seg_i, seg_d, by
+    return Schedule.from_segments(bps, f, r, a, b,
+                                  meta={"events": int(events), "engine": "fast"})
