@@ -40,15 +40,18 @@ algo = co.schedulers.get(name)
 small = co.build_instance(co.Fabric.uniform(2, 0.125), coflows=[[(0, 1, 4.0), (1, 0, 2.0)]],
                           time_unit="ms")
 algo(small)  # compile the kernels outside the measurement
+rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 t0 = time.process_time()
 sched = algo(inst)
 cpu = time.process_time() - t0
+rss_sim = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 t0 = time.process_time()
 valid = co.validate(inst, sched)
 vcpu = time.process_time() - t0
 cct = co.metrics.cct(valid)
 print(json.dumps({"cpu": cpu, "validate": vcpu, "flows": inst.n_flows,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "rss_base_mb": rss0, "rss_sim_mb": rss_sim,
                   "avg": float(cct.mean()), "p50": float(np.percentile(cct, 50)),
                   "p90": float(np.percentile(cct, 90)), "p99": float(np.percentile(cct, 99)),
                   "under_1e6": float((cct < 1e6).mean()),
@@ -73,25 +76,28 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--trace", default=None)
     ap.add_argument("--schedulers", default="varys,aalo,a-sebf,sincronia,fifo,scf,ncf,lcf,fair")
-    ap.add_argument("--scaling", default="sincronia,varys")
+    ap.add_argument("--scaling", default="sincronia,varys,aalo,fifo")
     args = ap.parse_args()
     path = str(args.trace or find_fb2010() or sys.exit("FB2010 trace not found"))
-    print("| scheduler | engine | CPU s | validate s | peak RSS MB | events | avg CCT ms | "
-          "published | p50 | p90 | p99 | < 10^6 ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| scheduler | engine | CPU s | validate s | RSS before MB | peak RSS sim MB | "
+          "peak RSS with validation MB | segments | events | avg CCT ms | published | p50 | "
+          "p90 | p99 | < 10^6 ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in [s for s in args.schedulers.split(",") if s]:
         r = run(name, path)
         if "error" in r:
-            print(f"| {name} | | error: {r['error']} | | | | | | | | | |", flush=True)
+            print(f"| {name} | | error: {r['error']} | | | | | | | | | | | | |", flush=True)
             continue
         pub = PUBLISHED.get(name)
         print(f"| {name} | {r['engine']} | {r['cpu']:.1f} | {r['validate']:.1f} | "
-              f"{r['rss_mb']:.0f} | {r['events']:,} | {r['avg']:,.0f} | "
+              f"{r['rss_base_mb']:.0f} | {r['rss_sim_mb']:.0f} | {r['rss_mb']:.0f} | "
+              f"{r['segments'] / 1e6:.1f} M | {r['events']:,} | {r['avg']:,.0f} | "
               f"{f'{pub:,.0f}' if pub else '-'} | {r['p50']:,.0f} | {r['p90']:,.0f} | "
               f"{r['p99']:,.0f} | {100 * r['under_1e6']:.2f}% |", flush=True)
     if args.scaling:
-        print("\n| scheduler | copies | flows | CPU s | CPU s per 10^6 flows | ratio to 1x |")
-        print("|---|---|---|---|---|---|")
+        print("\n| scheduler | copies | flows | CPU s | CPU s per 10^6 flows | ratio to 1x | "
+              "peak RSS sim MB |")
+        print("|---|---|---|---|---|---|---|")
         for name in [s for s in args.scaling.split(",") if s]:
             base = None
             for k in (1, 2, 4):
@@ -101,7 +107,8 @@ def main() -> None:
                     break
                 base = base or r["cpu"]
                 print(f"| {name} | {k} | {r['flows']:,} | {r['cpu']:.1f} | "
-                      f"{r['cpu'] / r['flows'] * 1e6:.1f} | {r['cpu'] / base:.2f} |",
+                      f"{r['cpu'] / r['flows'] * 1e6:.1f} | {r['cpu'] / base:.2f} | "
+                      f"{r['rss_sim_mb']:.0f} |",
                       flush=True)
 
 

@@ -361,6 +361,11 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     dcap_out = np.zeros(m)
     cur_in = np.full(m, -1, dtype=np.int64)
     cur_out = np.full(m, -1, dtype=np.int64)
+    # ports a cascade touched (reset after it, so an event costs nothing per idle port)
+    pm_in = np.zeros(m, dtype=np.int64)
+    pm_out = np.zeros(m, dtype=np.int64)
+    tp_in = np.empty(m, dtype=np.int64)
+    tp_out = np.empty(m, dtype=np.int64)
     # the cascade's heap of list positions: per port one cursor and one restart, and the
     # finished and new heads (at most one each per pair)
     wh = np.empty(4 * m + 2 * m * m + 16, dtype=np.int64)
@@ -587,9 +592,19 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             stamp_id = n_events + 1
             nw = 0
             n_new = 0
+            n_tin = 0
+            n_tout = 0
             for j in range(n_fin):
                 f = fin[j]
                 s_, d_ = src[f], dst[f]
+                if pm_in[s_] != stamp_id:
+                    pm_in[s_] = stamp_id
+                    tp_in[n_tin] = s_
+                    n_tin += 1
+                if pm_out[d_] != stamp_id:
+                    pm_out[d_] = stamp_id
+                    tp_out[n_tout] = d_
+                    n_tout += 1
                 if r[f] > 0.0:
                     capg_in[s_] += r[f]
                     dcap_in[s_] += r[f]
@@ -642,6 +657,14 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 n_visits += 1
 
                 s_, d_ = src[g], dst[g]
+                if pm_in[s_] != stamp_id:
+                    pm_in[s_] = stamp_id
+                    tp_in[n_tin] = s_
+                    n_tin += 1
+                if pm_out[d_] != stamp_id:
+                    pm_out[d_] = stamp_id
+                    tp_out[n_tout] = d_
+                    n_tout += 1
                 resb_in[g] += dcap_in[s_]
                 resb_out[g] += dcap_out[d_]
                 if finished[g]:
@@ -670,10 +693,12 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     dcap_in[s_] = 0.0
                 if not live_out:
                     dcap_out[d_] = 0.0
-            dcap_in[:] = 0.0
-            dcap_out[:] = 0.0
-            cur_in[:] = -1
-            cur_out[:] = -1
+            for j in range(n_tin):
+                dcap_in[tp_in[j]] = 0.0
+                cur_in[tp_in[j]] = -1
+            for j in range(n_tout):
+                dcap_out[tp_out[j]] = 0.0
+                cur_out[tp_out[j]] = -1
             # finished heads leave the port lists
             for j in range(n_fin):
                 f = fin[j]

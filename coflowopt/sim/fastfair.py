@@ -60,6 +60,9 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     pout = np.zeros(P, dtype=np.int64)
     k_in = np.zeros(m, dtype=np.int64)  # active flows per port
     k_out = np.zeros(m, dtype=np.int64)
+    busy = np.empty(2 * m, dtype=np.int64)  # ports with active flows (egress d as m + d)
+    bpos = np.full(2 * m, -1, dtype=np.int64)
+    n_busy = 0
     # water filling
     R = np.empty(2 * m)
     K = np.zeros(2 * m, dtype=np.int64)
@@ -125,6 +128,14 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 cnt[p] += 1
                 k_in[s_] += 1
                 k_out[d_] += 1
+                if bpos[s_] < 0:
+                    bpos[s_] = n_busy
+                    busy[n_busy] = s_
+                    n_busy += 1
+                if bpos[m + d_] < 0:
+                    bpos[m + d_] = n_busy
+                    busy[n_busy] = m + d_
+                    n_busy += 1
                 join[f] = kk
                 hsize[p] = _hpush(htarget[pstart[p]:pstart[p + 1]],
                                   hflow[pstart[p]:pstart[p + 1]], hsize[p], S[p] + volume[f], f)
@@ -140,15 +151,15 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
         # 2. max-min fair rates by water filling over the ports
         nh = 0
         wf += 1
-        for s_ in range(m):
-            if k_in[s_] > 0:
-                R[s_] = cap_in[s_]
-                K[s_] = k_in[s_]
-                nh = _xset(pkey, pheap, pwhere, nh, s_, cap_in[s_] / k_in[s_])
-            if k_out[s_] > 0:
-                R[m + s_] = cap_out[s_]
-                K[m + s_] = k_out[s_]
-                nh = _xset(pkey, pheap, pwhere, nh, m + s_, cap_out[s_] / k_out[s_])
+        for j in range(n_busy):
+            u = busy[j]
+            if u < m:
+                R[u] = cap_in[u]
+                K[u] = k_in[u]
+            else:
+                R[u] = cap_out[u - m]
+                K[u] = k_out[u - m]
+            nh = _xset(pkey, pheap, pwhere, nh, u, R[u] / K[u])
         while nh > 0:
             u = pheap[0]
             lev = pkey[u]
@@ -236,6 +247,13 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 s_, d_ = src[f], dst[f]
                 k_in[s_] -= 1
                 k_out[d_] -= 1
+                for u in (s_, m + d_):
+                    if (k_in[u] if u < m else k_out[u - m]) == 0:
+                        v = busy[n_busy - 1]
+                        busy[bpos[u]] = v
+                        bpos[v] = bpos[u]
+                        bpos[u] = -1
+                        n_busy -= 1
                 if cnt[p] == 0:
                     # drop the pair from the active list and its ports' lists (swap with last)
                     q = act[n_act - 1]

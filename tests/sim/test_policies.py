@@ -301,3 +301,20 @@ def test_varys_without_refill_idles_freed_bandwidth() -> None:
     lazy = validate(inst, get("varys")(inst, refill=False))
     assert wc.coflow_completion.tolist() == [4.0, 12.0]
     assert lazy.coflow_completion.tolist() == [4.0, 15.0]
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_fair_hand_worked(engine: str) -> None:
+    # unit ports.  A = 0->0 (2), B = 0->1 (4), C = 1->1 (1): every port has two flows or
+    # one at level 1/2, so all run at 1/2; C ends at 2; then ingress 0 still splits A and B
+    # at 1/2: A ends at 4; B (2 left) alone at 1 ends at 6
+    inst = build_instance(2, coflows=[CoflowSpec([(0, 0, 2.0)]), CoflowSpec([(0, 1, 4.0)]),
+                                      CoflowSpec([(1, 1, 1.0)])])
+    v = validate(inst, get("fair")(inst, engine=engine))
+    np.testing.assert_allclose(v.coflow_completion, [4.0, 6.0, 2.0])
+    # one pair, three flows: 1 and 3 at t=0, 1 more at t=1.  Halves until 1, thirds until
+    # the first ends at 2.5, halves until the third ends at 3.5, then the second alone to 5
+    same = build_instance(1, coflows=[CoflowSpec([(0, 0, 1.0), (0, 0, 3.0)]),
+                                      CoflowSpec([(0, 0, 1.0)], release=1.0)])
+    w = validate(same, get("fair")(same, engine=engine))
+    np.testing.assert_allclose(w.flow_completion, [2.5, 5.0, 3.5])
