@@ -225,7 +225,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 bps = b2
             bps[kk] = tn
             t = tn
-        tol = 1e-12 * max(1.0, abs(t))
+        tol = 1e-14 * max(1.0, abs(t))
         # 5. flow completions: pairs whose first target is reached (re-timed after the next
         # water filling)
         while nq > 0 and qkey[qheap[0]] <= t + tol:
@@ -238,7 +238,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 touched[n_t] = p
                 n_t += 1
             a = pstart[p]
-            vt = S[p] + 1e-9 * max(1.0, abs(S[p]))
+            vt = S[p] + 1e-14 * max(1.0, abs(S[p]))
             while hsize[p] > 0 and htarget[a] <= vt:
                 f = hflow[a]
                 hsize[p] = _hpop(htarget[a:pstart[p + 1]], hflow[a:pstart[p + 1]], hsize[p])
