@@ -229,6 +229,18 @@ def _grow(a, n):
 
 
 @njit(cache=True, inline="always")
+def _release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na):
+    """Coflow ``c`` completed at ``t``: a successor whose last predecessor it was becomes
+    admissible at ``max(release, t)`` (pushed on the admission heap ``ak, av`` of size ``na``)."""
+    for j in range(succ_ptr[c], succ_ptr[c + 1]):
+        s = succ[j]
+        n_pred[s] -= 1
+        if n_pred[s] == 0:
+            na = _hpush(ak, av, na, max(release[s], t), s)
+    return na
+
+
+@njit(cache=True, inline="always")
 def _insert(plist, cnt, idx, p, cap, f, pos):
     """Put flow ``f`` into port ``p``'s list (slots ``p * cap ...``), keeping priority order."""
     base = p * cap
@@ -421,11 +433,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             ctl[c] = t
             if left[c] == 0:
                 n_done += 1
-                for j in range(succ_ptr[c], succ_ptr[c + 1]):
-                    s_ = succ[j]
-                    n_pred[s_] -= 1
-                    if n_pred[s_] == 0:
-                        na = _hpush(ak, av, na, max(release[s_], t), s_)
+                na = _release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
             else:
                 active[c] = True
                 queue[c] = 0
@@ -770,11 +778,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 nt = _xdel(tkey, theap, twhere, nt, c)
                 if kind == KIND_SINCRONIA or kind == KIND_VARYS or not refill:
                     full = True
-                for j in range(succ_ptr[c], succ_ptr[c + 1]):
-                    s_ = succ[j]
-                    n_pred[s_] -= 1
-                    if n_pred[s_] == 0:
-                        na = _hpush(ak, av, na, max(release[s_], t), s_)
+                na = _release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
         # 6. D-CLAS threshold crossings: demote, keeping the FIFO order of simultaneous ones
         if kind == KIND_DCLAS:
             nmov = 0

@@ -24,7 +24,7 @@ from numba import njit
 
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
-from coflowopt.sim.fast import _hpop, _hpush, _xdel, _xset
+from coflowopt.sim.fast import _hpop, _hpush, _release_successors, _xdel, _xset
 from coflowopt.sim.segstore import _gather, _new_store, _put
 
 __all__ = ["fast_fair"]
@@ -141,11 +141,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                                   hflow[pstart[p]:pstart[p + 1]], hsize[p], S[p] + volume[f], f)
             if left[c] == 0:
                 n_done += 1
-                for j in range(succ_ptr[c], succ_ptr[c + 1]):
-                    s2 = succ[j]
-                    n_pred[s2] -= 1
-                    if n_pred[s2] == 0:
-                        na = _hpush(ak, av, na, max(release[s2], t), s2)
+                na = _release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
         if n_done == C:
             break
         # 2. max-min fair rates by water filling over the ports
@@ -238,8 +234,13 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 touched[n_t] = p
                 n_t += 1
             a = pstart[p]
+            # the pair's first target is due by the event rule (its time is within tol of
+            # t) even when the rounding of S leaves it a hair short; others go with it when
+            # their targets are equal to rounding
             vt = S[p] + 1e-14 * max(1.0, abs(S[p]))
-            while hsize[p] > 0 and htarget[a] <= vt:
+            due = True
+            while hsize[p] > 0 and (due or htarget[a] <= vt):
+                due = False
                 f = hflow[a]
                 hsize[p] = _hpop(htarget[a:pstart[p + 1]], hflow[a:pstart[p + 1]], hsize[p])
                 done_at[f] = kk
@@ -277,11 +278,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 left[c] -= 1
                 if left[c] == 0:
                     n_done += 1
-                    for j in range(succ_ptr[c], succ_ptr[c + 1]):
-                        s2 = succ[j]
-                        n_pred[s2] -= 1
-                        if n_pred[s2] == 0:
-                            na = _hpush(ak, av, na, max(release[s2], t), s2)
+                    na = _release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
     for p in range(P):
         if cnt[p] > 0 and rate[p] > 0.0:
             ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk, rate[p])
