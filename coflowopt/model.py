@@ -20,10 +20,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 if TYPE_CHECKING:
     import networkx as nx
+    import scipy.sparse as sp
 
 __all__ = [
     "CoflowSpec",
@@ -479,6 +479,8 @@ class Instance:
         return _frozen(out)
 
     def _loads(self, group: np.ndarray, n_groups: int) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        import scipy.sparse as sp  # lazily: importing scipy costs ~25 MB the simulators skip
+
         m = self.ports
         shape = (n_groups, m)
         li = sp.csr_matrix((self.flow_volume, (group, self.flow_src)), shape=shape)
@@ -509,6 +511,8 @@ class Instance:
                     normalize: bool) -> np.ndarray:
         li, lo = loads
         if normalize and not self.fabric.is_uniform:
+            import scipy.sparse as sp
+
             li = sp.csr_matrix(li.multiply(1.0 / self.fabric.capacity_in[None, :]))
             lo = sp.csr_matrix(lo.multiply(1.0 / self.fabric.capacity_out[None, :]))
             return np.maximum(self._row_max(li), self._row_max(lo))
@@ -595,6 +599,8 @@ class Instance:
         same pair summed)."""
         f = self.flows_of(c)
         m = self.ports
+        import scipy.sparse as sp
+
         mat = sp.csr_matrix((self.flow_volume[f], (self.flow_src[f], self.flow_dst[f])),
                             shape=(m, m))
         mat.sum_duplicates()

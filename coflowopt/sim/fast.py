@@ -136,73 +136,75 @@ def _ipop(h, n):
     return n
 
 
-# indexed heap: items 0..N-1 with keys ``key[i]``; ``heap`` holds the items in heap order and
-# ``where[i]`` an item's slot (-1: absent); ties by item
+# indexed heap: items 0..N-1; ``heap[i]`` and ``hk[i]`` are the item and key in slot ``i``
+# (heap order, so only the first slots are ever touched) and ``where[f]`` is item ``f``'s slot
+# (-1: absent); ties by item
 
 
 @njit(cache=True, inline="always")
-def _xup(key, heap, where, i):
+def _xup(hk, heap, where, i):
     f = heap[i]
-    k = key[f]
+    k = hk[i]
     while i > 0:
         p = (i - 1) >> 1
         g = heap[p]
-        if key[g] > k or (key[g] == k and g > f):
+        if hk[p] > k or (hk[p] == k and g > f):
             heap[i] = g
+            hk[i] = hk[p]
             where[g] = i
             i = p
         else:
             break
     heap[i] = f
+    hk[i] = k
     where[f] = i
 
 
 @njit(cache=True, inline="always")
-def _xdown(key, heap, where, n, i):
+def _xdown(hk, heap, where, n, i):
     f = heap[i]
-    k = key[f]
+    k = hk[i]
     while True:
         a = 2 * i + 1
         if a >= n:
             break
         c = a
-        g = heap[a]
-        if a + 1 < n:
-            h = heap[a + 1]
-            if key[h] < key[g] or (key[h] == key[g] and h < g):
-                c = a + 1
-                g = h
-        if key[g] < k or (key[g] == k and g < f):
+        if a + 1 < n and (hk[a + 1] < hk[a] or (hk[a + 1] == hk[a] and heap[a + 1] < heap[a])):
+            c = a + 1
+        g = heap[c]
+        if hk[c] < k or (hk[c] == k and g < f):
             heap[i] = g
+            hk[i] = hk[c]
             where[g] = i
             i = c
         else:
             break
     heap[i] = f
+    hk[i] = k
     where[f] = i
 
 
 @njit(cache=True, inline="always")
-def _xset(key, heap, where, n, f, k):
+def _xset(hk, heap, where, n, f, k):
     """Insert item ``f`` with key ``k``, or move it to key ``k``; returns the new size."""
     i = where[f]
     if i < 0:
-        key[f] = k
         heap[n] = f
+        hk[n] = k
         where[f] = n
-        _xup(key, heap, where, n)
+        _xup(hk, heap, where, n)
         return n + 1
-    old = key[f]
-    key[f] = k
+    old = hk[i]
+    hk[i] = k
     if k < old:
-        _xup(key, heap, where, i)
+        _xup(hk, heap, where, i)
     elif k > old:
-        _xdown(key, heap, where, n, i)
+        _xdown(hk, heap, where, n, i)
     return n
 
 
 @njit(cache=True, inline="always")
-def _xdel(key, heap, where, n, f):
+def _xdel(hk, heap, where, n, f):
     """Remove item ``f`` if present; returns the new size."""
     i = where[f]
     if i < 0:
@@ -212,9 +214,10 @@ def _xdel(key, heap, where, n, f):
     if i < n:
         g = heap[n]
         heap[i] = g
+        hk[i] = hk[n]
         where[g] = i
-        _xup(key, heap, where, i)
-        _xdown(key, heap, where, n, where[g])
+        _xup(hk, heap, where, i)
+        _xdown(hk, heap, where, n, where[g])
     return n
 
 
@@ -743,11 +746,11 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         # 4. the next event
         tn = np.inf
         if nq > 0:
-            tn = qkey[qheap[0]]
+            tn = qkey[0]
         if na > 0 and ak[0] < tn:
             tn = ak[0]
-        if nt > 0 and tkey[theap[0]] < tn:
-            tn = tkey[theap[0]]
+        if nt > 0 and tkey[0] < tn:
+            tn = tkey[0]
         if tn == np.inf:
             seg_i, seg_d = _gather(buf_i, buf_d, chunks_i, chunks_d, ns)
             return bps[: kk + 1], seg_i, seg_d, -1, n_events, n_full, n_visits
@@ -760,7 +763,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         # enough that a flow declared done early misses only ~1e-14 t x rate of its volume
         tol = 1e-14 * max(1.0, abs(t))
         # 5. flow completions
-        while nq > 0 and qkey[qheap[0]] <= t + tol:
+        while nq > 0 and qkey[0] <= t + tol:
             f = qheap[0]
             finished[f] = True
             ns, nq, n_re = _set_rate(f, 0.0, t, kk, fc, x, rem, tl, opened, buf_i, buf_d,
@@ -783,7 +786,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         if kind == KIND_DCLAS:
             nmov = 0
             mv = np.empty(0, dtype=np.int64)
-            while nt > 0 and tkey[theap[0]] <= t + tol:
+            while nt > 0 and tkey[0] <= t + tol:
                 c = theap[0]
                 nt = _xdel(tkey, theap, twhere, nt, c)
                 mv = _grow(mv, nmov)
@@ -854,9 +857,10 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
         # writable, contiguous copies of the small arrays (numba compiles per writability)
         return np.array(default if a is None else a, dtype=dtype, order="C", copy=True)
 
-    def ro(a: np.ndarray, dtype: type = np.int64) -> np.ndarray:
-        # the per-flow arrays as read-only views, not copies (they are the big ones)
-        v = np.ascontiguousarray(a, dtype=dtype).view()
+    def ro(a: np.ndarray) -> np.ndarray:
+        # the per-flow arrays as read-only views in their own dtype (int32 ports and coflows),
+        # not converted copies: they are the big ones
+        v = np.ascontiguousarray(a).view()
         v.flags.writeable = False
         return v
 
@@ -864,7 +868,7 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
     bps, seg_i, seg_d, status, events, n_full, n_visits = _run(
         arr(inst.coflow_flows_ptr, None, i64), ro(inst.coflow_flow_order),
         ro(inst.flow_coflow), ro(inst.flow_src), ro(inst.flow_dst),
-        ro(inst.flow_volume, np.float64), arr(rel, None),
+        ro(inst.flow_volume), arr(rel, None),
         arr(inst.coflow_weight, None), n_pred, succ_ptr, succ,
         arr(inst.fabric.capacity_in, None), arr(inst.fabric.capacity_out, None), int(kind),
         arr(key, np.zeros(C)), arr(thresholds, np.zeros(0)), arr(norm, np.ones(C)),

@@ -158,7 +158,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
             nh = _xset(pkey, pheap, pwhere, nh, u, R[u] / K[u])
         while nh > 0:
             u = pheap[0]
-            lev = pkey[u]
+            lev = pkey[0]
             nh = _xdel(pkey, pheap, pwhere, nh, u)
             if u < m:
                 deg = deg_in[u]
@@ -207,7 +207,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
         # 4. the next event
         tn = np.inf
         if nq > 0:
-            tn = qkey[qheap[0]]
+            tn = qkey[0]
         if na > 0 and ak[0] < tn:
             tn = ak[0]
         if tn == np.inf:
@@ -224,7 +224,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
         tol = 1e-14 * max(1.0, abs(t))
         # 5. flow completions: pairs whose first target is reached (re-timed after the next
         # water filling)
-        while nq > 0 and qkey[qheap[0]] <= t + tol:
+        while nq > 0 and qkey[0] <= t + tol:
             p = qheap[0]
             nq = _xdel(qkey, qheap, qwhere, nq, p)
             S[p] += rate[p] * (t - ts[p])

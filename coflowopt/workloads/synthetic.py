@@ -55,7 +55,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtr
 
 from coflowopt.model import Fabric, Instance
 from coflowopt.workloads.trace import GBPS_MB_PER_MS, parse_trace
@@ -422,6 +421,8 @@ def _sample_class(cls: CoflowClass, n: int, rng: np.random.Generator) -> dict[st
     if not names:
         return out
     chol = np.linalg.cholesky(np.asarray(cls.corr, float))
+    from scipy.special import ndtr  # lazily: importing scipy costs ~25 MB
+
     u = ndtr(rng.standard_normal((n, len(names))) @ chol.T)
     for j, name in enumerate(names):
         out[name] = getattr(cls, name).ppf(u[:, j])
