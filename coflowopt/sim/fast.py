@@ -42,7 +42,7 @@ from numba import njit
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.orders import _bssi
-from coflowopt.sim.segstore import _gather, _new_store, _put
+from coflowopt.sim.segstore import _gather, _new_store, _put, release_free_memory
 
 __all__ = ["KIND_DCLAS", "KIND_SINCRONIA", "KIND_STATIC", "KIND_VARYS", "fast_simulate"]
 
@@ -244,12 +244,14 @@ def _release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na):
 
 
 @njit(cache=True, inline="always")
-def _insert(plist, cnt, idx, p, cap, f, pos):
-    """Put flow ``f`` into port ``p``'s list (slots ``p * cap ...``), keeping priority order."""
+def _insert(plist, res, cnt, idx, p, cap, f, pos):
+    """Put flow ``f`` into port ``p``'s list (slots ``p * cap ...``), keeping priority order;
+    the per-slot residuals ``res`` move with their flows."""
     base = p * cap
     k = base + cnt[p]
     while k > base and pos[plist[k - 1]] > pos[f]:
         plist[k] = plist[k - 1]
+        res[k] = res[k - 1]
         idx[plist[k]] = k
         k -= 1
     plist[k] = f
@@ -259,12 +261,13 @@ def _insert(plist, cnt, idx, p, cap, f, pos):
 
 
 @njit(cache=True, inline="always")
-def _remove(plist, cnt, idx, p, cap, f):
+def _remove(plist, res, cnt, idx, p, cap, f):
     """Take flow ``f`` out of port ``p``'s list, keeping the order of the others."""
     end = p * cap + cnt[p] - 1
     for j in range(idx[f], end):
         g = plist[j + 1]
         plist[j] = g
+        res[j] = res[j + 1]
         idx[g] = j
     cnt[p] -= 1
 
@@ -337,12 +340,9 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     e = np.zeros(F)  # greedy share
     finished = np.zeros(F, dtype=np.bool_)
     opened = np.zeros(F, dtype=np.int32)
-    resb_in = np.zeros(F)  # residual of the flow's ingress port left by the flows before it
-    resb_out = np.zeros(F)
     idx_in = np.zeros(F, dtype=np.int32)
     idx_out = np.zeros(F, dtype=np.int32)
     pos = np.zeros(F, dtype=np.int32)
-    stamp = np.zeros(F, dtype=np.int32)
     # coflow state
     left = np.zeros(C, dtype=np.int64)
     for c in range(C):
@@ -371,6 +371,11 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     lcap = 2 * m + 2
     plist_in = np.empty(m * lcap, dtype=np.int64)
     cnt_in = np.zeros(m, dtype=np.int64)
+    # per list slot: the residual of the port left by the flows before it (ingress, egress),
+    # and the cascade's visit stamp (by ingress slot)
+    res_in = np.zeros(m * lcap)
+    res_out = np.zeros(m * lcap)
+    stamp = np.zeros(m * lcap, dtype=np.int64)
     plist_out = np.empty(m * lcap, dtype=np.int64)
     cnt_out = np.zeros(m, dtype=np.int64)
     head = np.zeros(F, dtype=np.bool_)
@@ -592,9 +597,11 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     e[f] = 0.0  # behind its pair's head: one of its ports is full
                     continue
                 s_, d_ = src[f], dst[f]
-                resb_in[f] = capg_in[s_] - use_in[s_]
-                resb_out[f] = capg_out[d_] - use_out[d_]
-                v = min(resb_in[f], resb_out[f])
+                a = idx_in[f]
+                b = idx_out[f]
+                res_in[a] = capg_in[s_] - use_in[s_]
+                res_out[b] = capg_out[d_] - use_out[d_]
+                v = min(res_in[a], res_out[b])
                 if v <= TINY * min(cap_in[s_], cap_out[d_]):
                     v = 0.0
                 e[f] = v
@@ -656,25 +663,25 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 head[g] = True
                 e[g] = 0.0
                 s_, d_ = src[g], dst[g]
-                a = _insert(plist_in, cnt_in, idx_in, s_, lcap, g, pos)
+                a = _insert(plist_in, res_in, cnt_in, idx_in, s_, lcap, g, pos)
                 if a == s_ * lcap:
-                    resb_in[g] = capg_in[s_]
+                    res_in[a] = capg_in[s_]
                 else:
-                    h = plist_in[a - 1]
-                    resb_in[g] = resb_in[h] - e[h]
-                b = _insert(plist_out, cnt_out, idx_out, d_, lcap, g, pos)
+                    res_in[a] = res_in[a - 1] - e[plist_in[a - 1]]
+                b = _insert(plist_out, res_out, cnt_out, idx_out, d_, lcap, g, pos)
                 if b == d_ * lcap:
-                    resb_out[g] = capg_out[d_]
+                    res_out[b] = capg_out[d_]
                 else:
-                    h = plist_out[b - 1]
-                    resb_out[g] = resb_out[h] - e[h]
+                    res_out[b] = res_out[b - 1] - e[plist_out[b - 1]]
                 nw = _ipush(wh, nw, pos[g])
             while nw > 0:
                 g = glist[wh[0]]
                 nw = _ipop(wh, nw)
-                if stamp[g] == stamp_id:
+                a = idx_in[g]
+                b = idx_out[g]
+                if stamp[a] == stamp_id:
                     continue
-                stamp[g] = stamp_id
+                stamp[a] = stamp_id
                 n_visits += 1
 
                 s_, d_ = src[g], dst[g]
@@ -686,12 +693,12 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     pm_out[d_] = stamp_id
                     tp_out[n_tout] = d_
                     n_tout += 1
-                resb_in[g] += dcap_in[s_]
-                resb_out[g] += dcap_out[d_]
+                res_in[a] += dcap_in[s_]
+                res_out[b] += dcap_out[d_]
                 if finished[g]:
                     ne = 0.0
                 else:
-                    ne = min(resb_in[g], resb_out[g])
+                    ne = min(res_in[a], res_out[b])
                     if ne <= TINY * min(cap_in[s_], cap_out[d_]):
                         ne = 0.0
                 dx = ne - e[g]
@@ -725,8 +732,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 f = fin[j]
                 if head[f]:
                     head[f] = False
-                    _remove(plist_in, cnt_in, idx_in, src[f], lcap, f)
-                    _remove(plist_out, cnt_out, idx_out, dst[f], lcap, f)
+                    _remove(plist_in, res_in, cnt_in, idx_in, src[f], lcap, f)
+                    _remove(plist_out, res_out, cnt_out, idx_out, dst[f], lcap, f)
         n_fin = 0
         # D-CLAS: coflows whose rate changed get a new threshold-crossing time
         for j in range(n_re):
@@ -752,8 +759,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         if nt > 0 and tkey[0] < tn:
             tn = tkey[0]
         if tn == np.inf:
-            seg_i, seg_d = _gather(buf_i, buf_d, chunks_i, chunks_d, ns)
-            return bps[: kk + 1], seg_i, seg_d, -1, n_events, n_full, n_visits
+            return (bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), -1, n_events, n_full,
+                    n_visits)
         if tn > t:
             kk += 1
             bps = _grow(bps, kk)
@@ -832,8 +839,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     for f in range(F):
         if x[f] > 0.0:
             ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, x[f])
-    seg_i, seg_d = _gather(buf_i, buf_d, chunks_i, chunks_d, ns)
-    return bps[: kk + 1], seg_i, seg_d, 0, n_events, n_full, n_visits
+    # the segments are joined by the caller, once this frame's working arrays are gone
+    return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), 0, n_events, n_full, n_visits
 
 
 def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = None,
@@ -865,7 +872,7 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
         return v
 
     i64 = np.int64
-    bps, seg_i, seg_d, status, events, n_full, n_visits = _run(
+    bps, store, status, events, n_full, n_visits = _run(
         arr(inst.coflow_flows_ptr, None, i64), ro(inst.coflow_flow_order),
         ro(inst.flow_coflow), ro(inst.flow_src), ro(inst.flow_dst),
         ro(inst.flow_volume), arr(rel, None),
@@ -877,6 +884,9 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
         from coflowopt.sim.engine import SimulationError
 
         raise SimulationError("the fast engine stalled: active coflows but no pending event")
+    release_free_memory()
+    seg_i, seg_d = _gather(*store)
+    del store
     return Schedule.from_segments(bps, seg_i[0], seg_d, seg_i[1], seg_i[2],
                                   meta={"events": int(events), "recomputations": int(n_full),
                                         "refill": bool(refill),

@@ -1,10 +1,11 @@
 """One segment store for the compiled simulators (:mod:`coflowopt.sim.fast` and
 :mod:`coflowopt.sim.coflowsim`).
 
-A kernel records segments ``(flow, first, last, value)`` into fixed buffers of ``_CHUNK``
-entries and flushes each full buffer to a typed list, so no array is reallocated inside an
-event loop (a loop-carried array that may be reallocated made numba's loops about twice as
-slow) and nothing is copied on growth.  :func:`_gather` joins them once at the end.
+A kernel records segments ``(flow, first, last, value)`` (int32 indices: 20 bytes a
+segment) into fixed buffers of ``_CHUNK`` entries and flushes each full buffer to a typed
+list, so no array is reallocated inside an event loop (a loop-carried array that may be
+reallocated made numba's loops about twice as slow) and nothing is copied on growth.
+:func:`_gather` joins them once at the end, into int64 columns.
 """
 
 from __future__ import annotations
@@ -51,9 +52,9 @@ def _new_store():
     fixes their type)."""
     chunks_i = List()
     chunks_d = List()
-    chunks_i.append(np.empty((3, 0), dtype=np.int64))
+    chunks_i.append(np.empty((3, 0), dtype=np.int32))
     chunks_d.append(np.empty(0))
-    return np.empty((3, _CHUNK), dtype=np.int64), np.empty(_CHUNK), chunks_i, chunks_d
+    return np.empty((3, _CHUNK), dtype=np.int32), np.empty(_CHUNK), chunks_i, chunks_d
 
 
 @njit(cache=True)
@@ -64,12 +65,30 @@ def _gather(buf_i, buf_d, chunks_i, chunks_d, nseg):
     out_d = np.empty(nseg)
     full = (len(chunks_i) - 1) * _CHUNK
     rest = nseg - full
-    out_i[:, full:] = buf_i[:, :rest]
-    out_d[full:] = buf_d[:rest]
+    for k in range(rest):
+        for r in range(3):
+            out_i[r, full + k] = buf_i[r, k]
+        out_d[full + k] = buf_d[k]
     for c in range(len(chunks_i) - 1, 0, -1):
         pos = (c - 1) * _CHUNK
-        out_i[:, pos:pos + _CHUNK] = chunks_i[c]
-        out_d[pos:pos + _CHUNK] = chunks_d[c]
+        ci = chunks_i[c]
+        cd = chunks_d[c]
+        for k in range(_CHUNK):
+            for r in range(3):
+                out_i[r, pos + k] = ci[r, k]
+            out_d[pos + k] = cd[k]
         chunks_i.pop()
         chunks_d.pop()
     return out_i, out_d
+
+
+def release_free_memory() -> None:
+    """Hand freed heap pages back to the operating system (glibc's ``malloc_trim``; a no-op
+    elsewhere).  Large numpy and numba arrays freed after an event loop otherwise stay in the
+    process's resident memory while the segments are joined into the schedule."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
