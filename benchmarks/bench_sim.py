@@ -1,7 +1,8 @@
 """Benchmark: every single-stage scheduler on the full FB2010 trace, and time scaling.
 
 For each scheduler: CPU seconds of the simulation (one core, after a warm-up run that
-compiles the kernels), peak resident memory of its process, validation time, and the average
+compiles the kernels), resident memory of its process (before the simulation, its peak
+through the simulation, and its peak with validation), validation time, and the average
 and percentile CCT (ms) next to the published figures (Varys 28,528 ms, Aalo 46,098 ms, A-SEBF
 30,800 ms: CoflowSim's numbers, whose semantics differ; see BENCHMARKS.md).  Each scheduler
 runs in its own subprocess so its peak memory is its own.
@@ -10,6 +11,7 @@ Scaling: the trace replicated k = 1, 2, 4 times (copy i shifted by i x 3,629,235
 by i x 150 in port index), CPU seconds against flow count.
 
     python benchmarks/bench_sim.py [--schedulers a,b] [--scaling a,b] [--trace PATH]
+                                   [--cdf docs/fb2010_cct_cdf.png]
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
 
 CHILD = r"""
 import json, resource, sys, time
@@ -25,6 +31,7 @@ import numpy as np
 import coflowopt as co
 from coflowopt.workloads import read_trace
 name, path, copies = sys.argv[1], sys.argv[2], int(sys.argv[3])
+cct_out = sys.argv[4] if len(sys.argv) > 4 else ""
 inst = read_trace(path)
 if copies > 1:
     F, m, span = inst.n_flows, inst.ports, float(inst.release.max())
@@ -49,6 +56,8 @@ t0 = time.process_time()
 valid = co.validate(inst, sched)
 vcpu = time.process_time() - t0
 cct = co.metrics.cct(valid)
+if cct_out:
+    np.save(cct_out, cct)
 print(json.dumps({"cpu": cpu, "validate": vcpu, "flows": inst.n_flows,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "rss_base_mb": rss0, "rss_sim_mb": rss_sim,
@@ -62,12 +71,32 @@ print(json.dumps({"cpu": cpu, "validate": vcpu, "flows": inst.n_flows,
 PUBLISHED = {"varys": 28528.0, "aalo": 46098.0, "a-sebf": 30800.0}
 
 
-def run(name: str, path: str, copies: int = 1) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, name, path, str(copies)],
+def run(name: str, path: str, copies: int = 1, cct_out: str = "") -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, name, path, str(copies), cct_out],
                          capture_output=True, text=True)
     if out.returncode != 0:
         return {"error": out.stderr.strip().splitlines()[-1] if out.stderr else "failed"}
     return json.loads(out.stdout)
+
+
+def plot_cdf(ccts: dict[str, np.ndarray], path: str) -> None:
+    """Empirical CDF of the coflow completion times, one step curve per scheduler."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for name, c in ccts.items():
+        x = np.sort(c)
+        ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", label=name)
+    ax.set_xscale("log")
+    ax.set_xlabel("CCT (ms)")
+    ax.set_ylabel("fraction of coflows")
+    ax.set_title("FB2010, 526 coflows, exact fluid simulation")
+    ax.legend(ncol=3, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 def main() -> None:
@@ -77,14 +106,18 @@ def main() -> None:
     ap.add_argument("--trace", default=None)
     ap.add_argument("--schedulers", default="varys,aalo,a-sebf,sincronia,fifo,scf,ncf,lcf,fair")
     ap.add_argument("--scaling", default="sincronia,varys,aalo,fifo")
+    ap.add_argument("--cdf", default="", help="write a CDF plot of the CCTs to this file")
     args = ap.parse_args()
+    tmp = tempfile.TemporaryDirectory()
+    ccts: dict[str, np.ndarray] = {}
     path = str(args.trace or find_fb2010() or sys.exit("FB2010 trace not found"))
     print("| scheduler | engine | CPU s | validate s | RSS before MB | peak RSS sim MB | "
           "peak RSS with validation MB | segments | events | avg CCT ms | published | p50 | "
           "p90 | p99 | < 10^6 ms |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in [s for s in args.schedulers.split(",") if s]:
-        r = run(name, path)
+        npy = str(Path(tmp.name) / f"{name}.npy") if args.cdf else ""
+        r = run(name, path, cct_out=npy)
         if "error" in r:
             print(f"| {name} | | error: {r['error']} | | | | | | | | | | | | |", flush=True)
             continue
@@ -94,6 +127,10 @@ def main() -> None:
               f"{r['segments'] / 1e6:.1f} M | {r['events']:,} | {r['avg']:,.0f} | "
               f"{f'{pub:,.0f}' if pub else '-'} | {r['p50']:,.0f} | {r['p90']:,.0f} | "
               f"{r['p99']:,.0f} | {100 * r['under_1e6']:.2f}% |", flush=True)
+        if npy:
+            ccts[name] = np.load(npy)
+    if args.cdf and ccts:
+        plot_cdf(ccts, args.cdf)
     if args.scaling:
         print("\n| scheduler | copies | flows | CPU s | CPU s per 10^6 flows | ratio to 1x | "
               "peak RSS sim MB |")

@@ -391,6 +391,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     dcap_out = np.zeros(m)
     cur_in = np.full(m, -1, dtype=np.int64)
     cur_out = np.full(m, -1, dtype=np.int64)
+    colmark = np.zeros(2 * m, dtype=np.int64)  # Sincronia: ports in use at a recomputation
+    colmap = np.zeros(2 * m, dtype=np.int64)
     # ports a cascade touched (reset after it, so an event costs nothing per idle port)
     pm_in = np.zeros(m, dtype=np.int64)
     pm_out = np.zeros(m, dtype=np.int64)
@@ -504,14 +506,29 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 act = act[np.argsort(queue[act], kind="mergesort")]
             else:  # KIND_SINCRONIA: BSSI on the remaining volumes, coflows in admission order
                 act = act[np.argsort(admitted[act], kind="mergesort")]
-                pl = np.zeros((nc, 2 * m))
+                # BSSI over the ports the active flows use only (an idle port is never the
+                # bottleneck; keeping port order keeps its ties), so a large fabric with few
+                # busy ports costs no more than a small one
                 for j in range(nc):
                     c = act[j]
                     for i in range(ptr[c], ptr[c + 1]):
                         f = order[i]
                         if not finished[f]:
-                            pl[j, src[f]] += rem[f] / cap_in[src[f]]
-                            pl[j, m + dst[f]] += rem[f] / cap_out[dst[f]]
+                            colmark[src[f]] = n_full
+                            colmark[m + dst[f]] = n_full
+                ncol = 0
+                for q in range(2 * m):
+                    if colmark[q] == n_full:
+                        colmap[q] = ncol
+                        ncol += 1
+                pl = np.zeros((nc, ncol))
+                for j in range(nc):
+                    c = act[j]
+                    for i in range(ptr[c], ptr[c + 1]):
+                        f = order[i]
+                        if not finished[f]:
+                            pl[j, colmap[src[f]]] += rem[f] / cap_in[src[f]]
+                            pl[j, colmap[m + dst[f]]] += rem[f] / cap_out[dst[f]]
                 act = act[_bssi(pl, weight[act])]
             # the priority list, with each coflow's range, and the port lists
             cl = np.zeros(nc + 1, dtype=np.int64)
