@@ -256,6 +256,24 @@ def _simulator(ctx: Context) -> Timing:
                   f"({inst.n_flows:,} flows, {fast.meta['events']:,} events); same schedule")
 
 
+@perf_case("fair simulator", ours="per-flow fair sharing on the compiled pair-level kernel",
+           reference="the same policy on the reference engine (max-min at every event)")
+def _fair_simulator(ctx: Context) -> Timing:
+    from coflowopt.schedulers import get
+
+    inst = _first_coflows(ctx.trace(), 300)
+    algo = get("fair")
+    algo(inst)  # compile outside the measurement
+    fast = algo(inst)
+    ref_s = algo(inst, engine="reference")
+    a, b = validate(inst, fast), validate(inst, ref_s)
+    assert np.allclose(a.flow_completion, b.flow_completion, rtol=1e-9)
+    ours = ctx.best(lambda: algo(inst))
+    ref = ctx.best(lambda: algo(inst, engine="reference"), repeat=1)
+    return Timing(ours, ref, f"first 300 coflows of the {ctx.trace_path()[1]} trace "
+                  f"({inst.n_flows:,} flows, {fast.meta['events']:,} events); same schedule")
+
+
 def _bssi_numpy(p: np.ndarray, w: np.ndarray) -> np.ndarray:
     """BSSI written plainly with numpy vectors (the reference for the compiled one)."""
     n = p.shape[0]
