@@ -298,19 +298,26 @@ def _first_after(last, lo, hi, k):
     return lo
 
 
+@njit(cache=True, inline="always")
+def _span(flow_pair, join, done_at, pseg_ptr, pfirst, plast, f):
+    """The pair segments that overlap flow ``f``'s life ``[join, done_at)``: ``lo..hi``."""
+    p = flow_pair[f]
+    lo = _first_after(plast, pseg_ptr[p], pseg_ptr[p + 1], join[f])
+    hi = lo
+    while hi < pseg_ptr[p + 1] and pfirst[hi] < done_at[f]:
+        hi += 1
+    return lo, hi
+
+
 @njit(cache=True)
 def _cut(flow_pair, join, done_at, pseg_ptr, pfirst, plast, prate):
     """Per-flow segments: each flow's pair segments clipped to ``[join, done_at)``."""
     F = flow_pair.size
     n = 0
     for f in range(F):
-        if done_at[f] < 0:
-            continue
-        p = flow_pair[f]
-        i = _first_after(plast, pseg_ptr[p], pseg_ptr[p + 1], join[f])
-        while i < pseg_ptr[p + 1] and pfirst[i] < done_at[f]:
-            n += 1
-            i += 1
+        if done_at[f] >= 0:
+            lo, hi = _span(flow_pair, join, done_at, pseg_ptr, pfirst, plast, f)
+            n += hi - lo
     out_f = np.empty(n, dtype=np.int64)
     out_r = np.empty(n)
     out_a = np.empty(n, dtype=np.int64)
@@ -319,15 +326,13 @@ def _cut(flow_pair, join, done_at, pseg_ptr, pfirst, plast, prate):
     for f in range(F):
         if done_at[f] < 0:
             continue
-        p = flow_pair[f]
-        i = _first_after(plast, pseg_ptr[p], pseg_ptr[p + 1], join[f])
-        while i < pseg_ptr[p + 1] and pfirst[i] < done_at[f]:
+        lo, hi = _span(flow_pair, join, done_at, pseg_ptr, pfirst, plast, f)
+        for i in range(lo, hi):
             out_f[n] = f
             out_r[n] = prate[i]
             out_a[n] = max(pfirst[i], join[f])
             out_b[n] = min(plast[i], done_at[f])
             n += 1
-            i += 1
     return out_f, out_r, out_a, out_b
 
 
