@@ -668,8 +668,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     prv[nxt[f]] = prv[f]
                 if head[f]:
                     nw = _ipush(wh, nw, pos[f])
-                    newh = _grow(newh, n_new)
-                    newh[n_new] = pr
+                    newh[n_new] = pr  # one head per pair: m * m slots suffice
                     n_new += 1
             for j in range(n_new):
                 g = phead[newh[j]]
