@@ -231,6 +231,20 @@ def _grow(a, n):
     return b
 
 
+@njit(cache=True)
+def _admissions(n_pred, release):
+    """The admission heap ``(keys, coflows, size)`` with room for every coflow, holding those
+    without predecessors at their release times."""
+    C = release.size
+    ak = np.empty(max(C, 1))
+    av = np.empty(max(C, 1), dtype=np.int64)
+    na = 0
+    for c in range(C):
+        if n_pred[c] == 0:
+            na = _hpush(ak, av, na, release[c], c)
+    return ak, av, na
+
+
 @njit(cache=True, inline="always")
 def _release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na):
     """Coflow ``c`` completed at ``t``: a successor whose last predecessor it was becomes
@@ -402,12 +416,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     # finished and new heads (at most one each per pair)
     wh = np.empty(4 * m + 2 * m * m + 16, dtype=np.int64)
     # admissions (each coflow once); flow completions and D-CLAS crossings (indexed)
-    ak = np.empty(max(C, 1))
-    av = np.empty(max(C, 1), dtype=np.int64)
-    na = 0
-    for c in range(C):
-        if n_pred[c] == 0:
-            na = _hpush(ak, av, na, release[c], c)
+    ak, av, na = _admissions(n_pred, release)
     qkey = np.empty(F)
     qheap = np.empty(F, dtype=np.int32)
     qwhere = np.full(F, -1, dtype=np.int32)

@@ -24,7 +24,7 @@ from numba import njit
 
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
-from coflowopt.sim.fast import _hpop, _hpush, _release_successors, _xdel, _xset
+from coflowopt.sim.fast import _admissions, _hpop, _hpush, _release_successors, _xdel, _xset
 from coflowopt.sim.segstore import _gather, _new_store, _put
 
 __all__ = ["fast_fair"]
@@ -70,12 +70,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     pheap = np.empty(2 * m, dtype=np.int64)
     pwhere = np.full(2 * m, -1, dtype=np.int64)
     # events: admissions (each coflow once), next completion per pair
-    ak = np.empty(max(C, 1))
-    av = np.empty(max(C, 1), dtype=np.int64)
-    na = 0
-    for c in range(C):
-        if n_pred[c] == 0:
-            na = _hpush(ak, av, na, release[c], c)
+    ak, av, na = _admissions(n_pred, release)
     qkey = np.empty(P)
     qheap = np.empty(P, dtype=np.int64)
     qwhere = np.full(P, -1, dtype=np.int64)
