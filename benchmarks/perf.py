@@ -238,31 +238,13 @@ def _first_coflows(inst: Instance, n: int) -> Instance:
                                 time_unit=inst.time_unit)
 
 
-@perf_case("simulator", ours="Sincronia on the compiled incremental engine",
-           reference="the same policy on the reference engine (every rate at every event)")
-def _simulator(ctx: Context) -> Timing:
+def _fast_vs_reference(ctx: Context, name: str, n: int) -> Timing:
+    """Scheduler ``name`` on its compiled engine against the reference engine, on the first
+    ``n`` coflows of the trace; both schedules validated and checked equal flow by flow."""
     from coflowopt.schedulers import get
 
-    inst = _first_coflows(ctx.trace(), 60)
-    algo = get("sincronia")
-    algo(inst)  # compile outside the measurement
-    fast = algo(inst)
-    ref_s = algo(inst, engine="reference")
-    a, b = validate(inst, fast), validate(inst, ref_s)
-    assert np.allclose(a.coflow_completion, b.coflow_completion, rtol=1e-9)
-    ours = ctx.best(lambda: algo(inst))
-    ref = ctx.best(lambda: algo(inst, engine="reference"), repeat=1)
-    return Timing(ours, ref, f"first 60 coflows of the {ctx.trace_path()[1]} trace "
-                  f"({inst.n_flows:,} flows, {fast.meta['events']:,} events); same schedule")
-
-
-@perf_case("fair simulator", ours="per-flow fair sharing on the compiled pair-level kernel",
-           reference="the same policy on the reference engine (max-min at every event)")
-def _fair_simulator(ctx: Context) -> Timing:
-    from coflowopt.schedulers import get
-
-    inst = _first_coflows(ctx.trace(), 300)
-    algo = get("fair")
+    inst = _first_coflows(ctx.trace(), n)
+    algo = get(name)
     algo(inst)  # compile outside the measurement
     fast = algo(inst)
     ref_s = algo(inst, engine="reference")
@@ -270,8 +252,20 @@ def _fair_simulator(ctx: Context) -> Timing:
     assert np.allclose(a.flow_completion, b.flow_completion, rtol=1e-9)
     ours = ctx.best(lambda: algo(inst))
     ref = ctx.best(lambda: algo(inst, engine="reference"), repeat=1)
-    return Timing(ours, ref, f"first 300 coflows of the {ctx.trace_path()[1]} trace "
+    return Timing(ours, ref, f"first {n} coflows of the {ctx.trace_path()[1]} trace "
                   f"({inst.n_flows:,} flows, {fast.meta['events']:,} events); same schedule")
+
+
+@perf_case("simulator", ours="Sincronia on the compiled incremental engine",
+           reference="the same policy on the reference engine (every rate at every event)")
+def _simulator(ctx: Context) -> Timing:
+    return _fast_vs_reference(ctx, "sincronia", 60)
+
+
+@perf_case("fair simulator", ours="per-flow fair sharing on the compiled pair-level kernel",
+           reference="the same policy on the reference engine (max-min at every event)")
+def _fair_simulator(ctx: Context) -> Timing:
+    return _fast_vs_reference(ctx, "fair", 300)
 
 
 def _bssi_numpy(p: np.ndarray, w: np.ndarray) -> np.ndarray:

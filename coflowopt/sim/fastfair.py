@@ -24,7 +24,15 @@ from numba import njit
 
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
-from coflowopt.sim.fast import _admissions, _hpop, _hpush, _release_successors, _xdel, _xset
+from coflowopt.sim.fast import (
+    _admissions,
+    _grow,
+    _hpop,
+    _hpush,
+    _release_successors,
+    _xdel,
+    _xset,
+)
 from coflowopt.sim.segstore import _gather, _new_store, _put
 
 __all__ = ["fast_fair"]
@@ -210,10 +218,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
             return bps[: kk + 1], seg_i, seg_d, join, done_at, -1, n_events
         if tn > t:
             kk += 1
-            if kk == bps.size:
-                b2 = np.empty(2 * bps.size)
-                b2[:kk] = bps[:kk]
-                bps = b2
+            bps = _grow(bps, kk)
             bps[kk] = tn
             t = tn
         tol = 1e-14 * max(1.0, abs(t))
