@@ -19,6 +19,7 @@ from coflowopt import (
     validate,
 )
 from coflowopt.schedulers import sequential
+from coflowopt.validate import schedule_changes, validate_changes
 
 TWO = build_instance(2, coflows=[CoflowSpec([(0, 0, 2.0), (0, 1, 2.0)], id="A"),
                                  CoflowSpec([(1, 1, 3.0)], id="B", release=1.0)])
@@ -241,3 +242,74 @@ def test_capacity_agrees_with_brute_force(inst: Instance, data: st.DataObject) -
     assert got[:1] == over[:1]
     assert {g[1:] for g in got} == {o[1:] for o in over}
     assert set(got) <= set(over)
+
+
+# -- the streaming form (rate changes consumed as a simulator makes them) -----------------------
+
+def _streamed(inst: Instance, s: Schedule, limit: int = 1000):
+    """The violations of ``s`` found by the streaming validator (empty list when valid)."""
+    try:
+        validate_changes(inst, s.breakpoints, *schedule_changes(s))
+    except InfeasibleSchedule as e:
+        return e.violations
+    return []
+
+
+def _where(v):
+    return (v.kind, v.interval, v.port, v.flow)
+
+
+def test_stream_hand_worked() -> None:
+    # the schedules of test_valid_hand_schedule
+    s = Schedule.from_intervals([0, 1, 2, 4], [
+        ({0: 1.0}), ({0: 1.0, 2: 0.5}), ({1: 1.0, 2: 0.5}),
+    ])
+    v = _streamed(TWO, s)[0]
+    assert (v.kind, v.interval, v.port) == ("capacity", 2, "out 1")
+    assert v.amount == pytest.approx(0.5)
+    ok = Schedule.from_intervals([0, 1, 3, 5, 7], [
+        {0: 1.0}, {0: 0.5, 2: 1.0}, {1: 1.0}, {2: 0.5},
+    ])
+    res = validate_changes(TWO, ok.breakpoints, *schedule_changes(ok))
+    assert res.schedule is None
+    assert res.flow_completion.tolist() == [3.0, 5.0, 7.0]
+    assert res.coflow_completion.tolist() == [5.0, 7.0]
+    s_short = Schedule.from_intervals([0, 1, 2, 4], [({0: 1.0}), ({0: 1.0}), ({1: 1.0})])
+    (first,) = _streamed(TWO, s_short)[:1]
+    assert (first.kind, first.flow) == ("volume", 2)
+    over = Schedule.from_intervals([0, 2, 3], [{0: 1.0, 1: 1.0}, {}])
+    assert _where(_streamed(TWO, over)[0]) == ("capacity", 0, "in 0", None)
+    neg = Schedule.from_intervals([0, 1], [{0: -1.0}], drop_zero=False)
+    assert _where(_streamed(TWO, neg)[0]) == ("negative_rate", 0, None, 0)
+
+
+def test_stream_out_of_order_is_malformed() -> None:
+    t = np.array([0.0, 1.0, 2.0])
+    with pytest.raises(InfeasibleSchedule) as e:
+        validate_changes(TWO, t, np.array([0, 0]), np.array([1, 0]), np.array([1.0, 0.0]))
+    assert e.value.violation.kind == "malformed"
+    with pytest.raises(InfeasibleSchedule) as e:  # never brought back to rate 0
+        validate_changes(TWO, t, np.array([0]), np.array([0]), np.array([1.0]))
+    assert e.value.violation.kind == "malformed"
+
+
+@settings(max_examples=60, deadline=None)
+@given(instances(), st.data())
+def test_stream_agrees_with_stored(inst: Instance, data: st.DataObject) -> None:
+    """Same first violation (kind and place) and the same times as the stored validator, on
+    feasible schedules and on mutated ones."""
+    s = sequential(inst)
+    res = validate(inst, s)
+    got = validate_changes(inst, s.breakpoints, *schedule_changes(s))
+    for name in ("flow_start", "flow_completion", "coflow_completion", "job_completion"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(res, name))
+    pos = np.flatnonzero(s.rate > 0)
+    if pos.size == 0:
+        return
+    rate = s.rate.copy()
+    seg = int(data.draw(st.sampled_from(pos.tolist())))
+    rate[seg] *= data.draw(st.sampled_from([0.5, 1.25, -1.0]))
+    bad = Schedule.from_segments(s.breakpoints, s.flow, rate, s.first, s.last)
+    want = check_all(inst, bad, limit=1000)
+    assert want
+    assert [_where(v) for v in _streamed(inst, bad)][:1] == [_where(want[0])]

@@ -2,6 +2,7 @@
 
 from coflowopt.sim import allocate, coflowsim, orders, policies
 from coflowopt.sim.engine import Policy, SimulationError, SimView, simulate
+from coflowopt.sim.policies import simulate_validated
 
 __all__ = ["Policy", "SimView", "SimulationError", "allocate", "coflowsim", "orders",
-           "policies", "simulate"]
+           "policies", "simulate", "simulate_validated"]

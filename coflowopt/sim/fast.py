@@ -42,7 +42,16 @@ from numba import njit
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.orders import _bssi
-from coflowopt.sim.segstore import _gather, _new_store, _put, release_free_memory
+from coflowopt.sim.segstore import _CHUNK, _gather, _new_store, _put, release_free_memory
+from coflowopt.validate import (
+    Tolerance,
+    ValidSchedule,
+    _ro,
+    _Stream,
+    _stream_consume,
+    _stream_push,
+    _stream_result,
+)
 
 __all__ = ["KIND_DCLAS", "KIND_SINCRONIA", "KIND_STATIC", "KIND_VARYS", "fast_simulate"]
 
@@ -291,10 +300,10 @@ def _remove(plist, res, cnt, idx, p, cap, f):
 
 @njit(cache=True, inline="always")
 def _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, buf_i, buf_d, chunks_i, chunks_d, ns, qkey,
-              qheap, qwhere, nq, csent, ctl, crate, retime, n_re, flagged):
-    """Change flow ``f``'s rate to ``nx`` at time ``t`` (breakpoint ``kk``): close its segment,
-    bring its remaining volume and its coflow's attained service up to ``t``, and schedule its
-    completion."""
+              qheap, qwhere, nq, csent, ctl, crate, retime, n_re, flagged, lean):
+    """Change flow ``f``'s rate to ``nx`` at time ``t`` (breakpoint ``kk``): close its segment
+    (``lean``: buffer the change for the streaming validator instead), bring its remaining
+    volume and its coflow's attained service up to ``t``, and schedule its completion."""
     old = x[f]
     v = rem[f] - old * (t - tl[f])
     rem[f] = v if v > 0.0 else 0.0
@@ -307,7 +316,10 @@ def _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, buf_i, buf_d, chunks_i, chun
         flagged[c] = True
         retime[n_re] = c
         n_re += 1
-    ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, old)
+    if lean:
+        ns = _stream_push(buf_i, buf_d, ns, f, kk, nx)
+    else:
+        ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, old)
     opened[f] = kk
     x[f] = nx
     if nx > 0.0:
@@ -341,7 +353,7 @@ def _start_walk(p, cap, cnt, cur, plist, pos, wh, nw):
 
 @njit(cache=True)
 def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, succ, cap_in,
-         cap_out, kind, key, thresholds, norm, t0, refill):
+         cap_out, kind, key, thresholds, norm, t0, refill, lean, vs):
     C = ptr.size - 1
     F = src.size
     m = cap_in.size
@@ -639,7 +651,9 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 if nx != x[f]:
                     ns, nq, n_re = _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, buf_i, buf_d,
                                              chunks_i, chunks_d, ns, qkey, qheap, qwhere, nq,
-                                             csent, ctl, crate, retime, n_re, flagged)
+                                             csent, ctl, crate, retime, n_re, flagged, lean)
+                    if lean and ns == _CHUNK:
+                        ns = _stream_consume(vs, buf_i, buf_d, ns, bps)
             full = False
         elif n_fin > 0 and refill:
             # 3. cascade: repair the greedy allocation after flow completions
@@ -735,7 +749,9 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                         ns, nq, n_re = _set_rate(g, r[g] + ne, t, kk, fc, x, rem, tl, opened,
                                                  buf_i, buf_d, chunks_i, chunks_d, ns, qkey,
                                                  qheap, qwhere, nq, csent, ctl, crate, retime,
-                                                 n_re, flagged)
+                                                 n_re, flagged, lean)
+                        if lean and ns == _CHUNK:
+                            ns = _stream_consume(vs, buf_i, buf_d, ns, bps)
                 live_in = abs(dcap_in[s_]) > TINY * cap_in[s_]
                 live_out = abs(dcap_out[d_]) > TINY * cap_out[d_]
                 nw = _walk(s_, idx_in[g], s_ * lcap + cnt_in[s_], live_in, cur_in, plist_in, pos,
@@ -800,7 +816,9 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             finished[f] = True
             ns, nq, n_re = _set_rate(f, 0.0, t, kk, fc, x, rem, tl, opened, buf_i, buf_d,
                                      chunks_i, chunks_d, ns, qkey, qheap, qwhere, nq, csent,
-                                     ctl, crate, retime, n_re, flagged)
+                                     ctl, crate, retime, n_re, flagged, lean)
+            if lean and ns == _CHUNK:
+                ns = _stream_consume(vs, buf_i, buf_d, ns, bps)
             rem[f] = 0.0
             fin = _grow(fin, n_fin)
             fin[n_fin] = f
@@ -863,19 +881,29 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     # close the segments still open
     for f in range(F):
         if x[f] > 0.0:
-            ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, x[f])
+            if lean:
+                ns = _stream_push(buf_i, buf_d, ns, f, kk, 0.0)
+                if ns == _CHUNK:
+                    ns = _stream_consume(vs, buf_i, buf_d, ns, bps)
+            else:
+                ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, x[f])
     # the segments are joined by the caller, once this frame's working arrays are gone
     return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), 0, n_events, n_full, n_visits
 
 
 def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = None,
                   thresholds: np.ndarray | None = None, norm: np.ndarray | None = None,
-                  refill: bool = True) -> Schedule:
+                  refill: bool = True, check: Tolerance | None = None
+                  ) -> Schedule | ValidSchedule:
     """Run the compiled engine (see the module docstring) and return the schedule.
 
     ``refill=False``: rates are recomputed only when a coflow arrives or departs (and, for
     D-CLAS, at threshold crossings); bandwidth freed by a finished flow idles until then, as in
     CoflowSim.  The allocation is then not work conserving between those events.
+
+    ``check``: the rate changes go to the streaming validator (:func:`coflowopt.validate.
+    validate_changes`) with these tolerances as they are made, nothing is stored, and the
+    result is the :class:`~coflowopt.ValidSchedule` (``InfeasibleSchedule`` if it fails).
     """
     inst = instance
     C = inst.n_coflows
@@ -889,31 +917,29 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
         # writable, contiguous copies of the small arrays (numba compiles per writability)
         return np.array(default if a is None else a, dtype=dtype, order="C", copy=True)
 
-    def ro(a: np.ndarray) -> np.ndarray:
-        # the per-flow arrays as read-only views in their own dtype (int32 ports and coflows),
-        # not converted copies: they are the big ones
-        v = np.ascontiguousarray(a).view()
-        v.flags.writeable = False
-        return v
-
+    # the per-flow arrays go as read-only views in their own dtype (int32 ports and coflows),
+    # not converted copies: they are the big ones
+    stream = _Stream(inst, check or Tolerance(), empty=check is None)
     i64 = np.int64
     bps, store, status, events, n_full, n_visits = _run(
-        arr(inst.coflow_flows_ptr, None, i64), ro(inst.coflow_flow_order),
-        ro(inst.flow_coflow), ro(inst.flow_src), ro(inst.flow_dst),
-        ro(inst.flow_volume), arr(rel, None),
+        arr(inst.coflow_flows_ptr, None, i64), _ro(inst.coflow_flow_order),
+        _ro(inst.flow_coflow), _ro(inst.flow_src), _ro(inst.flow_dst),
+        _ro(inst.flow_volume), arr(rel, None),
         arr(inst.coflow_weight, None), n_pred, succ_ptr, succ,
         arr(inst.fabric.capacity_in, None), arr(inst.fabric.capacity_out, None), int(kind),
         arr(key, np.zeros(C)), arr(thresholds, np.zeros(0)), arr(norm, np.ones(C)),
-        float(t0), bool(refill))
+        float(t0), bool(refill), check is not None, stream.state)
     if status != 0:
         from coflowopt.sim.engine import SimulationError
 
         raise SimulationError("the fast engine stalled: active coflows but no pending event")
+    meta = {"events": int(events), "recomputations": int(n_full), "refill": bool(refill),
+            "cascade_visits": int(n_visits), "engine": "fast"}
+    if check is not None:
+        stream.buffer = store[:2]
+        stream.finish(bps, store[4])
+        return _stream_result(inst, stream, meta)
     release_free_memory()
     seg_i, seg_d = _gather(*store)
     del store
-    return Schedule.from_segments(bps, seg_i[0], seg_d, seg_i[1], seg_i[2],
-                                  meta={"events": int(events), "recomputations": int(n_full),
-                                        "refill": bool(refill),
-                                        "cascade_visits": int(n_visits),
-                                        "engine": "fast"})
+    return Schedule.from_segments(bps, seg_i[0], seg_d, seg_i[1], seg_i[2], meta=meta)

@@ -12,7 +12,7 @@ from strategies import example_e1, instances
 from coflowopt import CoflowSpec, Instance, build_instance, validate
 from coflowopt import metrics as M
 from coflowopt.schedulers import get, registry
-from coflowopt.sim import allocate, simulate
+from coflowopt.sim import allocate, simulate, simulate_validated
 from coflowopt.sim.orders import bssi, port_loads
 from coflowopt.sim.policies import OrderPolicy
 
@@ -343,3 +343,40 @@ def test_close_completions_late_stay_apart(name: str) -> None:
                                       CoflowSpec([(1, 1, 1.0 + 5e-6)], release=1.4e7)])
     v = validate(inst, get(name)(inst))
     np.testing.assert_allclose(M.cct(v), [1.0, 1.0 + 5e-6], rtol=0, atol=1e-7)
+
+
+# -- streamed validation: the fast kernels feed the validator, nothing is stored ---------------
+
+STREAM = [*FAST, ("varys", {"refill": False})]
+
+
+@pytest.mark.parametrize("name,kw", STREAM, ids=[f"{n}-{i}" for i, (n, _) in enumerate(STREAM)])
+@settings(max_examples=30, deadline=None)
+@given(inst=instances(max_ports=4, max_coflows=6))
+def test_streamed_equals_stored(name: str, kw: dict, inst: Instance) -> None:
+    # the same kernel run twice: its stored schedule through the stored-schedule validator,
+    # and its rate changes through the streaming one, must give the same times
+    stored = validate(inst, get(name)(inst, **kw))
+    streamed = simulate_validated(inst, name, **kw)
+    assert streamed.schedule is None and streamed.meta["engine"] == "fast"
+    assert streamed.meta["scheduler"] == name
+    for field in ("flow_start", "flow_completion", "coflow_completion", "job_completion"):
+        np.testing.assert_allclose(getattr(streamed, field), getattr(stored, field),
+                                   rtol=1e-12, atol=1e-12)
+    assert M.summary(streamed) == pytest.approx(M.summary(stored), rel=1e-12, abs=1e-12)
+
+
+def test_simulate_validated_falls_back_to_stored() -> None:
+    # A: in0->out0 and in0->out1, 2 units each; B: in1->out1, 1 unit; unit ports.  BSSI puts
+    # B first (bottleneck 1 < 4): B ends at 1; A's first flow holds in0 until 2, its second
+    # then runs alone until 4 (hand-worked)
+    inst = build_instance(2, coflows=[CoflowSpec([(0, 0, 2.0), (0, 1, 2.0)]),
+                                      CoflowSpec([(1, 1, 1.0)])])
+    s = simulate_validated(inst, "sincronia")
+    assert s.schedule is None
+    assert s.coflow_completion.tolist() == [4.0, 1.0]
+    # the reference engine and schedulers outside the simulator store and validate as usual
+    v = simulate_validated(inst, "sincronia", engine="reference")
+    assert v.schedule is not None and v.meta["engine"] == "reference"
+    assert v.coflow_completion.tolist() == [4.0, 1.0]
+    assert simulate_validated(inst, "sequential").schedule is not None
