@@ -426,9 +426,10 @@ class _Analysis:
 
 _HIT_CAP, _HIT_NEG, _HIT_BAD = 0, 1, 2
 # the state tuple: (row, fl, start, comp, ports, load, cap, dirty, dmark, ctr, hit_i, hit_f,
-# tolv).  Per-flow state is kept in rows ordered by (ingress, egress) pair, one row of
-# ``fl`` = (rate, since, served, volume): a simulator changes the flows of a pair together, so
-# the rows it touches are adjacent (fair sharing: 187 million changes on FB2010).
+# tolv); ctr = (current breakpoint, dirty ports, three hit counts, changes seen).  Per-flow
+# state is kept in rows ordered by (ingress, egress) pair, one row of ``fl`` = (rate, since,
+# served, volume): a simulator changes the flows of a pair together, so the rows it touches
+# are adjacent (fair sharing: 187 million changes on FB2010).
 
 
 @njit(cache=True)
@@ -459,6 +460,7 @@ def _stream_consume(vs, buf_i, buf_d, n, bps):
     arrays per change costs reference counting that was 15x the work itself.)"""
     row, fl, start, comp, ports, load, cap, dirty, dmark, ctr, hit_i, hit_f, tolv = vs
     F = row.size
+    ctr[5] += n
     for j in range(n):
         f = buf_i[0, j]
         k = buf_i[1, j]
@@ -538,7 +540,7 @@ class _Stream:
         ports[:, 1] += m
         self.state = (row, fl, np.full(F, np.inf), np.full(F, np.inf), ports, np.zeros(2 * m),
                       cap, np.zeros(2 * m, np.int64), np.zeros(2 * m, np.bool_),
-                      np.zeros(5, np.int64), np.zeros((3, H, 2), np.int64), np.zeros((3, H)),
+                      np.zeros(6, np.int64), np.zeros((3, H, 2), np.int64), np.zeros((3, H)),
                       np.array([tol.capacity_rtol, tol.volume_rtol, tol.atol]))
         self.buffer = (np.empty((2, size), np.int32), np.empty(size))
         self.tol, self.limit = tol, limit
@@ -624,8 +626,9 @@ def _stream_result(instance: Instance, st: _Stream, meta: dict | None = None) ->
     if an.found:
         raise InfeasibleSchedule(an.found[0], an.found)
     bps = st.breakpoints
+    meta = {**(meta or {}), "rate_changes": int(st.state[9][5])}
     return ValidSchedule(instance, None, st.tol, **an.times, start=float(bps[0]),
-                         end=float(bps[-1]), meta=dict(meta or {}))
+                         end=float(bps[-1]), meta=meta)
 
 
 def schedule_changes(schedule: Schedule) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -62,9 +62,9 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     S = np.zeros(P)
     ts = np.full(P, t0)
     rate = np.zeros(P)
-    newrate = np.zeros(P)
     opened = np.zeros(P, dtype=np.int64)
-    mark = np.zeros(P, dtype=np.int64)
+    # the water filling's per-pair (stamp, level), together so a freeze touches one line
+    frz = np.zeros((P, 2))
     hsize = np.zeros(P, dtype=np.int64)  # the pair's heap of targets: pstart[p] .. + hsize
     htarget = np.empty(F)
     hflow = np.empty(F, dtype=np.int64)
@@ -72,20 +72,21 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     act = np.empty(P, dtype=np.int64)
     apos = np.full(P, -1, dtype=np.int64)
     n_act = 0
-    adj_in = np.empty((m, m), dtype=np.int64)
-    adj_out = np.empty((m, m), dtype=np.int64)
-    deg_in = np.zeros(m, dtype=np.int64)
-    deg_out = np.zeros(m, dtype=np.int64)
-    pin = np.zeros(P, dtype=np.int64)  # slot of the pair in adj_in[src] / adj_out[dst]
-    pout = np.zeros(P, dtype=np.int64)
-    k_in = np.zeros(m, dtype=np.int64)  # active flows per port
-    k_out = np.zeros(m, dtype=np.int64)
+    # port u's active pairs (egress d as u = m + d): pair, its other port and its flow count
+    # side by side, so a port's water-filling pass reads them in order
+    adj = np.empty((2 * m, m), dtype=np.int64)
+    adjw = np.empty((2 * m, m), dtype=np.int64)
+    adjc = np.empty((2 * m, m))
+    deg = np.zeros(2 * m, dtype=np.int64)
+    slot = np.zeros((P, 2), dtype=np.int64)  # the pair's slot in its ingress and egress rows
+    kport = np.zeros(2 * m, dtype=np.int64)  # active flows per port
+    cap = np.concatenate((cap_in, cap_out))
     busy = np.empty(2 * m, dtype=np.int64)  # ports with active flows (egress d as m + d)
     bpos = np.full(2 * m, -1, dtype=np.int64)
     n_busy = 0
     # water filling
     R = np.empty(2 * m)
-    K = np.zeros(2 * m, dtype=np.int64)
+    K = np.zeros(2 * m)
     pkey = np.empty(2 * m)
     pheap = np.empty(2 * m, dtype=np.int64)
     pwhere = np.full(2 * m, -1, dtype=np.int64)
@@ -94,13 +95,11 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     due_t = np.full(P, np.inf)
     tmin = np.full(P, np.inf)  # the pair's first target (its heap's top, kept in cache)
     fresh = np.zeros(P, dtype=np.bool_)  # due_t to recompute
-    psrc = np.arange(P) // m  # a pair's ingress, and its egress (without a division per use)
-    pdst = np.arange(P) % m
     dues = np.empty(P, dtype=np.int64)
     left = np.zeros(C, dtype=np.int64)
     join = np.zeros(F, dtype=np.int64)  # breakpoint of the flow's admission
     done_at = np.full(F, -1, dtype=np.int64)  # breakpoint of its completion
-    wf = 0  # stamp of the water filling
+    wf = 0.0  # stamp of the water filling
     bps = np.empty(1024)
     bps[0] = t0
     kk = 0
@@ -124,27 +123,26 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 p = s_ * m + d_
                 S[p] += rate[p] * (t - ts[p])
                 ts[p] = t
+                u, w = np.int64(s_), m + np.int64(d_)
                 if cnt[p] == 0:
                     apos[p] = n_act
                     act[n_act] = p
                     n_act += 1
-                    pin[p] = deg_in[s_]
-                    adj_in[s_, deg_in[s_]] = p
-                    deg_in[s_] += 1
-                    pout[p] = deg_out[d_]
-                    adj_out[d_, deg_out[d_]] = p
-                    deg_out[d_] += 1
+                    for side in range(2):
+                        x, y = (u, w) if side == 0 else (w, u)
+                        slot[p, side] = deg[x]
+                        adj[x, deg[x]] = p
+                        adjw[x, deg[x]] = y
+                        deg[x] += 1
                 cnt[p] += 1
-                k_in[s_] += 1
-                k_out[d_] += 1
-                if bpos[s_] < 0:
-                    bpos[s_] = n_busy
-                    busy[n_busy] = s_
-                    n_busy += 1
-                if bpos[m + d_] < 0:
-                    bpos[m + d_] = n_busy
-                    busy[n_busy] = m + d_
-                    n_busy += 1
+                adjc[u, slot[p, 0]] = cnt[p]
+                adjc[w, slot[p, 1]] = cnt[p]
+                for x in (u, w):
+                    kport[x] += 1
+                    if bpos[x] < 0:
+                        bpos[x] = n_busy
+                        busy[n_busy] = x
+                        n_busy += 1
                 join[f] = kk
                 if lean and rate[p] > 0.0:
                     # joins at the pair's rate; a change at this event follows below
@@ -162,22 +160,18 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
             break
         # 2. max-min fair rates by water filling over the ports
         nh = 0
-        wf += 1
+        wf += 1.0
         for j in range(n_busy):
             u = busy[j]
-            if u < m:
-                R[u] = cap_in[u]
-                K[u] = k_in[u]
-            else:
-                R[u] = cap_out[u - m]
-                K[u] = k_out[u - m]
+            R[u] = cap[u]
+            K[u] = kport[u]
             nh = _xset(pkey, pheap, pwhere, nh, u, R[u] / K[u])
         while nh > 0:
             # keys are lower bounds (a port's share only rises as pairs freeze elsewhere), so
             # the top is re-keyed until its key is exact: the same ports, in the same order, at
             # the same levels as updating every key at every freeze, with far fewer heap moves
             u = pheap[0]
-            if K[u] == 0:
+            if K[u] < 0.5:  # every flow through it is frozen
                 nh = _xdel(pkey, pheap, pwhere, nh, u)
                 continue
             lev = max(R[u], 0.0) / K[u]
@@ -185,41 +179,34 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 nh = _xset(pkey, pheap, pwhere, nh, u, lev)
                 continue
             nh = _xdel(pkey, pheap, pwhere, nh, u)
-            if u < m:
-                deg = deg_in[u]
-            else:
-                deg = deg_out[u - m]
-            for j in range(deg):
-                if u < m:
-                    p = adj_in[u, j]
-                    w = m + pdst[p]
-                else:
-                    p = adj_out[u - m, j]
-                    w = psrc[p]
-                if mark[p] == wf:
+            for j in range(deg[u]):
+                p = adj[u, j]
+                if frz[p, 0] == wf:
                     continue
-                mark[p] = wf
-                newrate[p] = lev
+                frz[p, 0] = wf
+                frz[p, 1] = lev
+                w = adjw[u, j]
                 if pwhere[w] >= 0:
-                    K[w] -= cnt[p]
-                    R[w] -= lev * cnt[p]
+                    K[w] -= adjc[u, j]
+                    R[w] -= lev * adjc[u, j]
         # 3. pairs whose rate changed close their segment; every active pair's next completion
         # (nearly every pair's rate moves at every event: a scan, not a heap)
         tq = np.inf
         for j in range(n_act):
             p = act[j]
-            if newrate[p] != rate[p]:
+            nr = frz[p, 1]
+            if nr != rate[p]:
                 S[p] += rate[p] * (t - ts[p])
                 ts[p] = t
                 if lean:
                     for i in range(pstart[p], pstart[p] + hsize[p]):
-                        ns = _stream_push(buf_i, buf_d, ns, hflow[i], kk, newrate[p])
+                        ns = _stream_push(buf_i, buf_d, ns, hflow[i], kk, nr)
                         if ns == _CHUNK:
                             ns = _stream_consume(vs, buf_i, buf_d, ns, bps)
                 else:
                     ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk, rate[p])
                 opened[p] = kk
-                rate[p] = newrate[p]
+                rate[p] = nr
                 fresh[p] = True
             if fresh[p]:  # due_t depends on S, ts, rate and tmin only
                 fresh[p] = False
@@ -267,31 +254,34 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                     if ns == _CHUNK:
                         ns = _stream_consume(vs, buf_i, buf_d, ns, bps)
                 cnt[p] -= 1
-                s_, d_ = src[f], dst[f]
-                k_in[s_] -= 1
-                k_out[d_] -= 1
-                for u in (np.int64(s_), m + d_):
-                    if (k_in[u] if u < m else k_out[u - m]) == 0:
+                u, w = np.int64(src[f]), m + np.int64(dst[f])
+                adjc[u, slot[p, 0]] = cnt[p]
+                adjc[w, slot[p, 1]] = cnt[p]
+                for x in (u, w):
+                    kport[x] -= 1
+                    if kport[x] == 0:
                         v = busy[n_busy - 1]
-                        busy[bpos[u]] = v
-                        bpos[v] = bpos[u]
-                        bpos[u] = -1
+                        busy[bpos[x]] = v
+                        bpos[v] = bpos[x]
+                        bpos[x] = -1
                         n_busy -= 1
                 if cnt[p] == 0:
-                    # drop the pair from the active list and its ports' lists (swap with last)
+                    # drop the pair from the active list and its ports' rows (swap with last)
                     q = act[n_act - 1]
                     act[apos[p]] = q
                     apos[q] = apos[p]
                     apos[p] = -1
                     n_act -= 1
-                    q = adj_in[s_, deg_in[s_] - 1]
-                    adj_in[s_, pin[p]] = q
-                    pin[q] = pin[p]
-                    deg_in[s_] -= 1
-                    q = adj_out[d_, deg_out[d_] - 1]
-                    adj_out[d_, pout[p]] = q
-                    pout[q] = pout[p]
-                    deg_out[d_] -= 1
+                    for side in range(2):
+                        x = u if side == 0 else w
+                        i = slot[p, side]
+                        last = deg[x] - 1
+                        q = adj[x, last]
+                        adj[x, i] = q
+                        adjw[x, i] = adjw[x, last]
+                        adjc[x, i] = adjc[x, last]
+                        slot[q, side] = i
+                        deg[x] = last
                     # its last segment closes now; it restarts at rate 0 if flows come back
                     if not lean:
                         ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk,
