@@ -30,7 +30,9 @@ from coflowopt.validate import (
     Violation,
     check,
     check_all,
+    schedule_changes,
     validate,
+    validate_changes,
 )
 
 __all__ = [
@@ -56,9 +58,11 @@ __all__ = [
     "metrics",
     "save_instance",
     "save_schedule",
+    "schedule_changes",
     "schedulers",
     "sim",
     "validate",
+    "validate_changes",
     "workloads",
 ]
 __version__ = "0.1.0"

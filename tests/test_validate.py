@@ -16,10 +16,11 @@ from coflowopt import (
     build_instance,
     check,
     check_all,
+    schedule_changes,
     validate,
+    validate_changes,
 )
 from coflowopt.schedulers import sequential
-from coflowopt.validate import schedule_changes, validate_changes
 
 TWO = build_instance(2, coflows=[CoflowSpec([(0, 0, 2.0), (0, 1, 2.0)], id="A"),
                                  CoflowSpec([(1, 1, 3.0)], id="B", release=1.0)])

@@ -49,6 +49,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from coflowopt.cli import load_any
     from coflowopt.schedulers import get
     from coflowopt.sim.engine import PROGRESS
+    from coflowopt.sim.policies import simulate_validated
+    from coflowopt.validate import validate
     from coflowopt.workloads.synthetic import synthetic_trace
 
     names = [n.strip() for n in args.scheduler.split(",") if n.strip()]
@@ -102,13 +104,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             token = PROGRESS.set(tick)
             t0 = time.process_time()
             try:
-                sched = algo(inst, seed=args.seed)
+                if args.schedule_out:
+                    valid = validate(inst, algo(inst, seed=args.seed))
+                else:  # nothing to write: the validator takes the rates as they are made
+                    valid = simulate_validated(inst, algo.name, seed=args.seed)
             finally:
                 PROGRESS.reset(token)
                 if bar is not None:
                     bar.close()
             cpu = time.process_time() - t0
-            _report(inst, sched, algo.name, cpu, rows, writer, args, len(algos) > 1)
+            _report(inst, valid, algo.name, cpu, rows, writer, args, len(algos) > 1)
     finally:
         if fh is not None:
             fh.close()
@@ -129,11 +134,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _report(inst, sched, name: str, cpu: float, rows: list, writer, args: argparse.Namespace,
             several: bool, tol=None) -> None:
-    """Validate one schedule, add its metrics row, write its CSV rows and schedule file."""
+    """Validate one schedule (unless it comes validated), add its metrics row, write its CSV
+    rows and schedule file."""
     from coflowopt import metrics, validate
     from coflowopt.interchange import save_schedule
+    from coflowopt.validate import ValidSchedule
 
-    valid = validate(inst, sched, tol)
+    valid = sched if isinstance(sched, ValidSchedule) else validate(inst, sched, tol)
     rows.append((name, metrics.summary(valid), cpu))
     if writer is not None:
         cct = metrics.cct(valid)
@@ -145,4 +152,5 @@ def _report(inst, sched, name: str, cpu: float, rows: list, writer, args: argpar
                              repr(float(valid.coflow_completion[c])),
                              repr(float(cct[c])), repr(float(sl[c]))])
     if args.schedule_out:
-        save_schedule(sched, _schedule_path(args.schedule_out, name, several))
+        assert valid.schedule is not None  # stored whenever a file is asked for
+        save_schedule(valid.schedule, _schedule_path(args.schedule_out, name, several))

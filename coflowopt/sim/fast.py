@@ -853,12 +853,13 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     val = csent[c] / norm[c]
                     q = queue[c]
                     # a threshold is crossed when reached, or when the time left to reach
-                    # it is below the resolution of t (else late in a long trace the
-                    # crossing would fire at the same t forever)
+                    # it is within the event tolerance (else late in a long trace the
+                    # crossing would fire at the same t forever, or a hair later than a
+                    # crossing it ties with, which changes the FIFO order in the queue)
                     while q < n_thr and (
                             val >= thresholds[q] * (1 - 1e-9)
                             or (crate[c] > 0.0 and t + (thresholds[q] * norm[c] - csent[c])
-                                / crate[c] <= t)):
+                                / crate[c] <= t + tol)):
                         q += 1
                     if q != queue[c]:
                         queue[c] = q

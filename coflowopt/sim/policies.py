@@ -384,7 +384,10 @@ class DCLASPolicy:
             self.entry[x] = self.counter
             self.counter += 1
         value = view.coflow_sent(c) / self.norm[c]
-        # reaching a threshold (to rounding) counts as crossing it
+        # reaching a threshold (to rounding), or reaching it within the event tolerance at the
+        # current rate (late in a long trace the bytes sent carry more rounding than 1e-9 of
+        # the threshold), counts as crossing it, as in the fast engine
+        value = value + view.coflow_rate(c) / self.norm[c] * (1e-14 * max(1.0, abs(view.t)))
         target = np.searchsorted(self.thresholds * (1 - 1e-9), value, side="right")
         moved = c[target > self.queue[c]]
         if moved.size:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import example_e1, instances
 
-from coflowopt import CoflowSpec, Instance, build_instance, validate
+from coflowopt import CoflowSpec, Fabric, Instance, build_instance, validate
 from coflowopt import metrics as M
 from coflowopt.schedulers import get, registry
 from coflowopt.sim import allocate, simulate, simulate_validated
@@ -380,3 +380,24 @@ def test_simulate_validated_falls_back_to_stored() -> None:
     assert v.schedule is not None and v.meta["engine"] == "reference"
     assert v.coflow_completion.tolist() == [4.0, 1.0]
     assert simulate_validated(inst, "sequential").schedule is not None
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_dclas_tied_crossings_late_stay_tied(engine: str) -> None:
+    # found by hypothesis: coflows 0 and 3 reach the 1.5 threshold at the same instant
+    # (t = 2.08333).  Shifted by 1.4e7 their bytes sent carry ~1e-9 of rounding: the fast
+    # engine crossed them one ulp apart (coflow 3 first in FIFO, coflow 0's CCT 3.08 -> 5.0)
+    # and the reference engine's timer stalled.  Both engines, both offsets: the same CCTs.
+    src, dst = [0, 0, 1, 2, 0, 0, 1], [1, 0, 2, 2, 1, 0, 0]
+    vol, cof = [2.0, 1.0, 0.25, 1.0, 1.0, 1.0, 1.0], [0, 1, 2, 3, 3, 3, 3]
+    got = []
+    for off in (0.0, 1.4e7):
+        inst = Instance.from_arrays(Fabric.uniform(3, 1.0), src, dst, vol, cof,
+                                    coflow_release=np.array([0.0, 1.0, 1.0, 1.0]) + off)
+        got.append(M.cct(validate(inst, get("aalo")(inst, thresholds=[0.5, 1.5, 4.0],
+                                                      engine=engine))))
+    ref = M.cct(validate(inst, get("aalo")(inst, thresholds=[0.5, 1.5, 4.0],
+                                           engine="fast" if engine == "reference" else
+                                           "reference")))
+    np.testing.assert_allclose(got[1], got[0], rtol=1e-9, atol=1e-7)
+    np.testing.assert_allclose(got[1], ref, rtol=1e-9, atol=1e-7)
