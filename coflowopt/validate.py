@@ -98,7 +98,7 @@ class ValidSchedule:
     ``coflow_completion`` (``C_j``), ``coflow_start``, ``job_completion`` (``C_j`` of jobs), all
     absolute times in the instance's time unit.  ``start``/``end``: the schedule's first and
     last breakpoints.  ``schedule`` is ``None`` when the validator consumed the rates as a
-    simulator produced them (:func:`validate_stream`) and nothing stored them.
+    simulator produced them (:func:`validate_changes`) and nothing stored them.
     """
 
     instance: Instance
@@ -514,9 +514,11 @@ def _stream_push(buf_i, buf_d, nv, f, k, new):
 
 @njit(cache=True)
 def _stream_finish(vs, buf_i, buf_d, nv, bps):
+    """The last buffered changes, then the check of the interval they leave open."""
     _stream_consume(vs, buf_i, buf_d, nv, bps)
-    if vs[9][0] < bps.size - 1:
-        _stream_close(*vs[5:12], vs[12])
+    load, cap, dirty, dmark, ctr, hit_i, hit_f, tolv = vs[5:]
+    if ctr[0] < bps.size - 1:
+        _stream_close(load, cap, dirty, dmark, ctr, hit_i, hit_f, tolv)
 
 
 class _Stream:

@@ -8,7 +8,7 @@ filling over the ``2 m`` ports: the port with the smallest fair share ``R_p / k_
 (residual capacity over unfrozen flows) freezes its pairs at that level, which lowers the
 residual and the count of their other ports.  Shares only rise, so the heap of ports keeps
 stale keys as lower bounds and re-keys only the port at its top (on FB2010, 14,700 active
-pairs an event: one heap move per freeze made the kernel 2.3x slower).
+pairs an event: one heap move per freeze made the kernel about 2x slower).
 
 Every flow of a pair is served at the pair's rate from its admission, so a flow finishes when
 the pair's cumulative service ``S_pq`` reaches its admission-time service plus its volume.
