@@ -456,11 +456,16 @@ def _stream_hit(ctr, hit_i, hit_f, kind, k, idx, val):
 @njit(cache=True)
 def _stream_consume(vs, buf_i, buf_d, n, bps):
     """Apply ``n`` buffered changes: flow ``buf_i[0, j]`` runs at rate ``buf_d[j]`` from
-    breakpoint ``buf_i[1, j]``.  (The state is unpacked once here: unpacking a tuple of
-    arrays per change costs reference counting that was 15x the work itself.)"""
+    breakpoint ``buf_i[1, j]`` (``buf_i[2]`` is scratch).  The state is unpacked once here:
+    unpacking a tuple of arrays per change costs reference counting that was 15x the work."""
     row, fl, start, comp, ports, load, cap, dirty, dmark, ctr, hit_i, hit_f, tolv = vs
     F = row.size
     ctr[5] += n
+    # the rows first, in a pass of independent loads the processor overlaps (one dependent
+    # cache miss per change otherwise: 19 -> 12 ns a change for fair sharing's 188 M)
+    for j in range(n):
+        f = buf_i[0, j]
+        buf_i[2, j] = row[f] if 0 <= f < F else -1
     for j in range(n):
         f = buf_i[0, j]
         k = buf_i[1, j]
@@ -471,13 +476,13 @@ def _stream_consume(vs, buf_i, buf_d, n, bps):
                 continue
             _stream_close(load, cap, dirty, dmark, ctr, hit_i, hit_f, tolv)
             ctr[0] = k
-        if f < 0 or f >= F or not np.isfinite(new):
+        i = buf_i[2, j]
+        if i < 0 or not np.isfinite(new):
             _stream_hit(ctr, hit_i, hit_f, _HIT_BAD, k, f, new)
             continue
         if new < -tolv[2]:
             _stream_hit(ctr, hit_i, hit_f, _HIT_NEG, k, f, new)
         t = bps[k]
-        i = row[f]
         old = fl[i, 0]
         if old > 0.0:
             since = fl[i, 1]
@@ -544,7 +549,7 @@ class _Stream:
                       cap, np.zeros(2 * m, np.int64), np.zeros(2 * m, np.bool_),
                       np.zeros(6, np.int64), np.zeros((3, H, 2), np.int64), np.zeros((3, H)),
                       np.array([tol.capacity_rtol, tol.volume_rtol, tol.atol]))
-        self.buffer = (np.empty((2, size), np.int32), np.empty(size))
+        self.buffer = (np.empty((3, size), np.int32), np.empty(size))
         self.tol, self.limit = tol, limit
         self.breakpoints = np.zeros(1)
 

@@ -371,6 +371,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     pos = np.zeros(F, dtype=np.int32)
     # coflow state
     left = np.zeros(C, dtype=np.int64)
+    live = order.copy()  # per coflow, its unfinished flows in order: live[ptr[c]:live_end[c]]
+    live_end = ptr[1:].copy()
     for c in range(C):
         for i in range(ptr[c], ptr[c + 1]):
             f = order[i]
@@ -476,15 +478,22 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         # 2. rates
         if full:
             n_full += 1
-            # bring every active flow up to t (the orders read remaining volumes)
+            # bring every active flow up to t (the orders read remaining volumes), and drop
+            # finished flows from each active coflow's live range (in order), so the passes
+            # below and later recomputations touch unfinished flows only (Varys on FB2010:
+            # 51 M flows a pass before, 21 M unfinished)
             for c in range(C):
                 if active[c]:
-                    for i in range(ptr[c], ptr[c + 1]):
-                        f = order[i]
+                    w = ptr[c]
+                    for i in range(ptr[c], live_end[c]):
+                        f = live[i]
                         if not finished[f]:
                             v = rem[f] - x[f] * (t - tl[f])
                             rem[f] = v if v > 0.0 else 0.0
                             tl[f] = t
+                            live[w] = f
+                            w += 1
+                    live_end[c] = w
             nc = 0
             for c in range(C):
                 if active[c]:
@@ -503,14 +512,14 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 else:  # SEBF: Gamma of the remaining volumes with all capacity free
                     for j in range(nc):
                         c = act[j]
-                        for i in range(ptr[c], ptr[c + 1]):
-                            f = order[i]
+                        for i in range(ptr[c], live_end[c]):
+                            f = live[i]
                             if not finished[f]:
                                 load_in[src[f]] += rem[f]
                                 load_out[dst[f]] += rem[f]
                         gm = 0.0
-                        for i in range(ptr[c], ptr[c + 1]):
-                            f = order[i]
+                        for i in range(ptr[c], live_end[c]):
+                            f = live[i]
                             if load_in[src[f]] > 0.0:
                                 gm = max(gm, load_in[src[f]] / cap_in[src[f]])
                                 load_in[src[f]] = 0.0
@@ -532,8 +541,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 # busy ports costs no more than a small one
                 for j in range(nc):
                     c = act[j]
-                    for i in range(ptr[c], ptr[c + 1]):
-                        f = order[i]
+                    for i in range(ptr[c], live_end[c]):
+                        f = live[i]
                         if not finished[f]:
                             colmark[src[f]] = n_full
                             colmark[m + dst[f]] = n_full
@@ -545,8 +554,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 pl = np.zeros((nc, ncol))
                 for j in range(nc):
                     c = act[j]
-                    for i in range(ptr[c], ptr[c + 1]):
-                        f = order[i]
+                    for i in range(ptr[c], live_end[c]):
+                        f = live[i]
                         if not finished[f]:
                             pl[j, colmap[src[f]]] += rem[f] / cap_in[src[f]]
                             pl[j, colmap[m + dst[f]]] += rem[f] / cap_out[dst[f]]
@@ -556,8 +565,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             n_list = 0
             for j in range(nc):
                 c = act[j]
-                for i in range(ptr[c], ptr[c + 1]):
-                    f = order[i]
+                for i in range(ptr[c], live_end[c]):
+                    f = live[i]
                     if not finished[f]:
                         glist[n_list] = f
                         pos[f] = n_list
