@@ -52,11 +52,11 @@ __all__ = ["fast_fair"]
 
 @njit(cache=True)
 def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ, cap_in, cap_out,
-              pstart, t0, lean, vs):
+              fpair, pstart, t0, lean, vs):
     C = ptr.size - 1
     F = src.size
     m = cap_in.size
-    P = m * m
+    P = pstart.size - 1  # the pairs that occur, numbered densely (fpair: flow -> pair)
     # pairs: active flow count, service S at time ts, rate since the breakpoint opened
     cnt = np.zeros(P, dtype=np.int64)
     S = np.zeros(P)
@@ -120,7 +120,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                     continue
                 left[c] += 1
                 s_, d_ = src[f], dst[f]
-                p = s_ * m + d_
+                p = fpair[f]
                 S[p] += rate[p] * (t - ts[p])
                 ts[p] = t
                 u, w = np.int64(s_), m + np.int64(d_)
@@ -370,15 +370,19 @@ def fast_fair(instance: Instance, *, check: Tolerance | None = None
     succ_ptr, succ = (np.array(a, dtype=np.int64) for a in inst.successors_ptr)
     rel = np.array(inst.release, dtype=np.float64)
     t0 = min(0.0, float(rel.min())) if C else 0.0
-    pair = inst.flow_src.astype(np.int64) * m + inst.flow_dst
-    pstart = np.zeros(m * m + 1, dtype=np.int64)
-    np.cumsum(np.bincount(pair, minlength=m * m), out=pstart[1:])
+    # the (ingress, egress) pairs that occur, numbered densely: per-pair state scales with
+    # them, not with m^2 (a 4x replicated trace has 4x the pairs of one copy, not 16x)
+    _, pair = np.unique(inst.flow_src.astype(np.int64) * m + inst.flow_dst,
+                        return_inverse=True)
+    pair = pair.astype(np.int32)
+    pstart = np.zeros(int(pair.max(initial=-1)) + 2, dtype=np.int64)
+    np.cumsum(np.bincount(pair, minlength=pstart.size - 1), out=pstart[1:])
     stream = _Stream(inst, check or Tolerance(), empty=check is None)
     bps, store, join, done_at, status, events = _run_fair(
         np.array(inst.coflow_flows_ptr, dtype=np.int64), _ro(inst.coflow_flow_order),
         _ro(inst.flow_coflow), _ro(inst.flow_src), _ro(inst.flow_dst), _ro(inst.flow_volume),
         rel, n_pred, succ_ptr, succ, np.array(inst.fabric.capacity_in, dtype=np.float64),
-        np.array(inst.fabric.capacity_out, dtype=np.float64), pstart, float(t0),
+        np.array(inst.fabric.capacity_out, dtype=np.float64), pair, pstart, float(t0),
         check is not None, stream.state)
     if status != 0:
         from coflowopt.sim.engine import SimulationError
@@ -393,8 +397,8 @@ def fast_fair(instance: Instance, *, check: Tolerance | None = None
     del store
     # pair segments in time order per pair (they were recorded in time order overall)
     by = np.argsort(seg_i[0], kind="stable")
-    pseg_ptr = np.zeros(m * m + 1, dtype=np.int64)
-    np.cumsum(np.bincount(seg_i[0], minlength=m * m), out=pseg_ptr[1:])
+    pseg_ptr = np.zeros(pstart.size, dtype=np.int64)
+    np.cumsum(np.bincount(seg_i[0], minlength=pstart.size - 1), out=pseg_ptr[1:])
     f, r, a, b = _cut(pair, join, done_at, pseg_ptr, seg_i[1][by], seg_i[2][by], seg_d[by])
     del seg_i, seg_d, by
     return Schedule.from_segments(bps, f, r, a, b, meta=meta)
