@@ -50,6 +50,17 @@ from coflowopt.validate import (
 __all__ = ["fast_fair"]
 
 
+@njit(cache=True, inline="always")
+def _drop(items, where, n, x):
+    """Remove ``x`` from the unordered list ``items[:n]`` (``where``: positions, -1 when
+    absent), moving the last item into its place; returns the new length."""
+    v = items[n - 1]
+    items[where[x]] = v
+    where[v] = where[x]
+    where[x] = -1
+    return n - 1
+
+
 @njit(cache=True)
 def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ, cap_in, cap_out,
               fpair, pstart, t0, lean, vs):
@@ -119,11 +130,10 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 if volume[f] <= 0.0:
                     continue
                 left[c] += 1
-                s_, d_ = src[f], dst[f]
                 p = fpair[f]
                 S[p] += rate[p] * (t - ts[p])
                 ts[p] = t
-                u, w = np.int64(s_), m + np.int64(d_)
+                u, w = np.int64(src[f]), m + np.int64(dst[f])
                 if cnt[p] == 0:
                     apos[p] = n_act
                     act[n_act] = p
@@ -260,18 +270,10 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 for x in (u, w):
                     kport[x] -= 1
                     if kport[x] == 0:
-                        v = busy[n_busy - 1]
-                        busy[bpos[x]] = v
-                        bpos[v] = bpos[x]
-                        bpos[x] = -1
-                        n_busy -= 1
+                        n_busy = _drop(busy, bpos, n_busy, x)
                 if cnt[p] == 0:
                     # drop the pair from the active list and its ports' rows (swap with last)
-                    q = act[n_act - 1]
-                    act[apos[p]] = q
-                    apos[q] = apos[p]
-                    apos[p] = -1
-                    n_act -= 1
+                    n_act = _drop(act, apos, n_act, p)
                     for side in range(2):
                         x = u if side == 0 else w
                         i = slot[p, side]
