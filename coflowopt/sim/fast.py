@@ -514,9 +514,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                         c = act[j]
                         for i in range(ptr[c], live_end[c]):
                             f = live[i]
-                            if not finished[f]:
-                                load_in[src[f]] += rem[f]
-                                load_out[dst[f]] += rem[f]
+                            load_in[src[f]] += rem[f]
+                            load_out[dst[f]] += rem[f]
                         gm = 0.0
                         for i in range(ptr[c], live_end[c]):
                             f = live[i]
@@ -543,9 +542,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     c = act[j]
                     for i in range(ptr[c], live_end[c]):
                         f = live[i]
-                        if not finished[f]:
-                            colmark[src[f]] = n_full
-                            colmark[m + dst[f]] = n_full
+                        colmark[src[f]] = n_full
+                        colmark[m + dst[f]] = n_full
                 ncol = 0
                 for q in range(2 * m):
                     if colmark[q] == n_full:
@@ -556,9 +554,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     c = act[j]
                     for i in range(ptr[c], live_end[c]):
                         f = live[i]
-                        if not finished[f]:
-                            pl[j, colmap[src[f]]] += rem[f] / cap_in[src[f]]
-                            pl[j, colmap[m + dst[f]]] += rem[f] / cap_out[dst[f]]
+                        pl[j, colmap[src[f]]] += rem[f] / cap_in[src[f]]
+                        pl[j, colmap[m + dst[f]]] += rem[f] / cap_out[dst[f]]
                 act = act[_bssi(pl, weight[act])]
             # the priority list, with each coflow's range, and the port lists
             cl = np.zeros(nc + 1, dtype=np.int64)
@@ -567,10 +564,9 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 c = act[j]
                 for i in range(ptr[c], live_end[c]):
                     f = live[i]
-                    if not finished[f]:
-                        glist[n_list] = f
-                        pos[f] = n_list
-                        n_list += 1
+                    glist[n_list] = f
+                    pos[f] = n_list
+                    n_list += 1
                 cl[j + 1] = n_list
             # pair chains; the first flow of each pair is its head and goes to the port lists
             cnt_in[:] = 0
