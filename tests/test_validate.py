@@ -247,7 +247,7 @@ def test_capacity_agrees_with_brute_force(inst: Instance, data: st.DataObject) -
 
 # -- the streaming form (rate changes consumed as a simulator makes them) -----------------------
 
-def _streamed(inst: Instance, s: Schedule, limit: int = 1000):
+def _streamed(inst: Instance, s: Schedule):
     """The violations of ``s`` found by the streaming validator (empty list when valid)."""
     try:
         validate_changes(inst, s.breakpoints, *schedule_changes(s))
