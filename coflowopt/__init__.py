@@ -5,7 +5,7 @@ The data flow: a workload (trace or generator) gives an :class:`Instance`; an al
 input the metrics accept.
 """
 
-from coflowopt import bounds, metrics, schedulers, sim, workloads
+from coflowopt import _kernel_cache, bounds, metrics, schedulers, sim, workloads
 from coflowopt.interchange import (
     InterchangeError,
     load_instance,
@@ -66,3 +66,6 @@ __all__ = [
     "workloads",
 ]
 __version__ = "0.1.0"
+
+# before any kernel runs: a kernel cached before a module it calls changed must be recompiled
+_kernel_cache.refresh()
