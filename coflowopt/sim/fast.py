@@ -330,15 +330,29 @@ def _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, buf_i, buf_d, chunks_i, chun
 
 
 @njit(cache=True, inline="always")
-def _walk(p, idx, pend, live, cur, plist, pos, wh, nw):
-    """Move port ``p``'s walker past list index ``idx`` (a flow just processed)."""
+def _walk(p, idx, pend, live, cur, plist, pos):
+    """Move port ``p``'s walker past list index ``idx`` (a flow just processed); returns the
+    list position to visit next on this port, or -1."""
     if cur[p] == idx or cur[p] == -1:
         if live and idx + 1 < pend:
             cur[p] = idx + 1
-            nw = _ipush(wh, nw, pos[plist[idx + 1]])
-        else:
-            cur[p] = -1
-    return nw
+            return pos[plist[idx + 1]]
+        cur[p] = -1
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _offer(top, q, wh, nw):
+    """Queue list position ``q`` for the cascade: the smallest pending position waits in
+    ``top``, outside the heap, so a walk along one port (the usual case) moves from flow to
+    flow without a heap operation; returns ``(top, nw)``."""
+    if q < 0:
+        return top, nw
+    if top < 0:
+        return q, nw
+    if q < top:
+        return q, _ipush(wh, nw, top)
+    return top, _ipush(wh, nw, q)
 
 
 @njit(cache=True, inline="always")
@@ -718,9 +732,14 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 else:
                     res_out[b] = res_out[b - 1] - e[plist_out[b - 1]]
                 nw = _ipush(wh, nw, pos[g])
-            while nw > 0:
-                g = glist[wh[0]]
-                nw = _ipop(wh, nw)
+            top = -1
+            while nw > 0 or top >= 0:
+                if top >= 0 and (nw == 0 or top <= wh[0]):
+                    g = glist[top]
+                    top = -1
+                else:
+                    g = glist[wh[0]]
+                    nw = _ipop(wh, nw)
                 a = idx_in[g]
                 b = idx_out[g]
                 if stamp[a] == stamp_id:
@@ -759,10 +778,10 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                             ns = _stream_consume(vs, buf_i, buf_d, ns, bps)
                 live_in = abs(dcap_in[s_]) > TINY * cap_in[s_]
                 live_out = abs(dcap_out[d_]) > TINY * cap_out[d_]
-                nw = _walk(s_, idx_in[g], s_ * lcap + cnt_in[s_], live_in, cur_in, plist_in, pos,
-                           wh, nw)
-                nw = _walk(d_, idx_out[g], d_ * lcap + cnt_out[d_], live_out, cur_out, plist_out,
-                           pos, wh, nw)
+                top, nw = _offer(top, _walk(s_, idx_in[g], s_ * lcap + cnt_in[s_], live_in,
+                                            cur_in, plist_in, pos), wh, nw)
+                top, nw = _offer(top, _walk(d_, idx_out[g], d_ * lcap + cnt_out[d_], live_out,
+                                            cur_out, plist_out, pos), wh, nw)
                 if not live_in:
                     dcap_in[s_] = 0.0
                 if not live_out:
