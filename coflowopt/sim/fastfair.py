@@ -29,9 +29,9 @@ from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.fast import (
     _admissions,
-    _grow,
     _hpop,
     _hpush,
+    _next_breakpoint,
     _release_successors,
     _xdel,
     _xset,
@@ -231,12 +231,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
         if tn == np.inf:
             return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), join, done_at, -1, \
                 n_events
-        if tn > t:
-            kk += 1
-            bps = _grow(bps, kk)
-            bps[kk] = tn
-            t = tn
-        tol = 1e-14 * max(1.0, abs(t))
+        bps, kk, t, tol = _next_breakpoint(bps, kk, t, tn)
         # 5. flow completions: pairs whose first target is reached
         n_due = 0
         for j in range(n_act):
