@@ -9,21 +9,35 @@ Column-wise JSON, gzipped when the file name ends in ``.gz``::
                "jobs":    {"id": [...], "release": [...], "weight": [...], "deadline": [...|null]},
                "starts_after": [[pred, succ], ...]}
     schedule: {"format": "coflowopt-schedule/1", "breakpoints": [t0, ..., tK],
+               "segments": {"flow": [...], "first": [...], "last": [...], "rate": [...]}}
+       or      {"format": "coflowopt-schedule/1", "breakpoints": [t0, ..., tK],
                "intervals": [{"flows": [...], "rates": [...]}, ... K entries]}
 
 Indices are 0-based positions; ``id`` columns hold the user's labels; rates are volume per time
-unit.  This module adds one field, ``finishes_before`` (same form as ``starts_after``), written
-only when the instance has such edges.  Fields may be added, never renamed.
+unit.  This module adds two fields: ``finishes_before`` (same form as ``starts_after``), written
+only when the instance has such edges, and a schedule's ``meta`` (its provenance: the
+JSON-representable entries of :attr:`Schedule.meta`).  Fields may be added, never renamed.
+
+A schedule is written in the sparse *segments* form by default (flow ``flow[i]`` runs at
+``rate[i]`` during intervals ``first[i] .. last[i]-1``: the size follows the rate changes, not
+intervals x active flows); ``form="intervals"`` writes one entry per interval.  The reader takes
+either.  Writing is streamed: the JSON text is formatted from the numpy arrays a chunk at a time
+(``repr`` of each float, which reads back bit-identical) into a temporary file beside the target,
+renamed over it only once complete, so an interrupted write never leaves a truncated file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import itertools
 import json
 import math
 import os
+import secrets
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -33,6 +47,7 @@ from coflowopt.schedule import Schedule, ScheduleError
 __all__ = [
     "INSTANCE_FORMAT",
     "SCHEDULE_FORMAT",
+    "SCHEDULE_FORMS",
     "InterchangeError",
     "instance_from_dict",
     "instance_to_dict",
@@ -41,11 +56,16 @@ __all__ = [
     "save_instance",
     "save_schedule",
     "schedule_from_dict",
+    "schedule_json_chunks",
     "schedule_to_dict",
 ]
 
 INSTANCE_FORMAT = "coflowopt-instance/1"
 SCHEDULE_FORMAT = "coflowopt-schedule/1"
+SCHEDULE_FORMS = ("segments", "intervals")
+"""The two forms of a schedule file: sparse segments (written by default) and per interval."""
+
+_CHUNK = 250_000  # numbers formatted per piece of a streamed write
 
 
 class InterchangeError(ValueError):
@@ -143,8 +163,25 @@ def instance_from_dict(d: dict[str, Any], *, source: str = "<dict>") -> Instance
         raise InterchangeError(f"{source}: {exc}") from None
 
 
-def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
-    """The schedule as a JSON-ready dict (one entry per interval)."""
+def _check_form(form: str) -> None:
+    if form not in SCHEDULE_FORMS:
+        raise ValueError(f"schedule form {form!r}: expected one of {', '.join(SCHEDULE_FORMS)}")
+
+
+def schedule_to_dict(schedule: Schedule, form: str = "intervals") -> dict[str, Any]:
+    """The schedule as a JSON-ready dict: one entry per interval (``form="intervals"``, the
+    default here) or the sparse segment columns (``form="segments"``, what
+    :func:`save_schedule` writes by default).  For a large schedule prefer
+    :func:`save_schedule` or :func:`schedule_json_chunks`, which never build the lists."""
+    _check_form(form)
+    if form == "segments":
+        s = schedule
+        return {
+            "format": SCHEDULE_FORMAT,
+            "breakpoints": s.breakpoints.tolist(),
+            "segments": {"flow": s.flow.tolist(), "first": s.first.tolist(),
+                         "last": s.last.tolist(), "rate": s.rate.tolist()},
+        }
     ptr, flow, rate = schedule.per_interval()
     fl, rt = flow.tolist(), rate.tolist()
     return {
@@ -155,11 +192,252 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
     }
 
 
+# -- streamed writing ---------------------------------------------------------------------------
+
+
+def _join(a: np.ndarray) -> str:
+    """Comma-separated JSON numbers: ``repr`` of each float (shortest text that reads back
+    bit-identical), ``str`` of each integer."""
+    return ",".join(map(repr if a.dtype.kind == "f" else str, a.tolist()))
+
+
+def _array_chunks(a: np.ndarray, chunk: int) -> Iterator[str]:
+    """A JSON array of ``a``, formatted ``chunk`` numbers at a time."""
+    yield "["
+    for j in range(0, a.size, chunk):
+        yield ("," if j else "") + _join(a[j:j + chunk])
+    yield "]"
+
+
+def _meta_json(meta: dict[str, Any]) -> str | None:
+    """``meta`` as a JSON object, keeping only the entries JSON can represent exactly."""
+    parts = []
+    for k, v in meta.items():
+        if not isinstance(k, str):
+            continue
+        try:
+            parts.append(json.dumps(k) + ":" + json.dumps(v, separators=(",", ":"),
+                                                          allow_nan=False))
+        except (TypeError, ValueError):
+            continue
+    return "{" + ",".join(parts) + "}" if parts else None
+
+
+def _interval_chunks(s: Schedule, chunk: int) -> Iterator[str]:
+    """The ``intervals`` array, a block of intervals (about ``chunk`` entries) at a time.
+
+    The same text as ``json.dumps`` of :func:`schedule_to_dict`, without building the
+    per-interval listing: segments enter a block when it reaches their ``first`` interval and
+    are carried into the next one while their ``last`` lies beyond it.
+    """
+    K = s.n_intervals
+    active = np.cumsum(np.bincount(s.first, minlength=K + 1)
+                       - np.bincount(s.last, minlength=K + 1))[:K]
+    ptr = np.zeros(K + 1, dtype=np.int64)
+    np.cumsum(active, out=ptr[1:])
+    order = np.argsort(s.first, kind="stable")
+    first_sorted = s.first[order]
+    carry = np.zeros(0, dtype=np.int64)
+    pos, k0 = 0, 0
+    yield "["
+    while k0 < K:
+        k1 = int(np.searchsorted(ptr, ptr[k0] + chunk, side="right")) - 1
+        k1 = min(max(k1, k0 + 1), K)
+        pos1 = int(np.searchsorted(first_sorted, k1, side="left"))
+        segs = np.sort(np.concatenate([carry, order[pos:pos1]]))
+        pos = pos1
+        lo = np.maximum(s.first[segs], k0)
+        lens = np.minimum(s.last[segs], k1) - lo
+        starts = np.cumsum(lens) - lens
+        rep = np.repeat(segs, lens)
+        kk = np.repeat(lo - starts, lens) + np.arange(rep.size)
+        o = np.lexsort((s.flow[rep], kk))
+        rep = rep[o]
+        fl = list(map(str, s.flow[rep].tolist()))
+        rt = list(map(repr, s.rate[rep].tolist()))
+        bounds = (ptr[k0:k1 + 1] - ptr[k0]).tolist()
+        yield ("," if k0 else "") + ",".join(
+            '{"flows":[' + ",".join(fl[a:b]) + '],"rates":[' + ",".join(rt[a:b]) + "]}"
+            for a, b in itertools.pairwise(bounds))
+        carry = segs[s.last[segs] > k1]
+        k0 = k1
+    yield "]"
+
+
+def schedule_json_chunks(schedule: Schedule, *, form: str = "segments",
+                         chunk: int = _CHUNK) -> Iterator[str]:
+    """The JSON text of ``schedule`` as consecutive pieces, formatted from its arrays about
+    ``chunk`` numbers at a time (what :func:`save_schedule` writes).
+
+    ``form``: ``"segments"`` (sparse, the default) or ``"intervals"``.  Floats are written as
+    ``repr`` gives them, so reading back yields bit-identical arrays.  Raises
+    :class:`InterchangeError` (before yielding anything) for a rate JSON cannot hold (NaN or
+    infinite).
+    """
+    _check_form(form)
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1, got {chunk}")
+    s = schedule
+    bad = np.flatnonzero(~np.isfinite(s.rate))
+    if bad.size:
+        i = int(bad[0])
+        raise InterchangeError(f"cannot write the schedule: segment {i} (flow {s.flow[i]}) has "
+                               f"rate {s.rate[i]}, which JSON cannot hold")
+    head = '{"format":' + json.dumps(SCHEDULE_FORMAT)
+    meta = _meta_json(s.meta)
+    if meta is not None:
+        head += ',"meta":' + meta
+    yield head + ',"breakpoints":'
+    yield from _array_chunks(s.breakpoints, chunk)
+    if form == "intervals":
+        yield ',"intervals":'
+        yield from _interval_chunks(s, chunk)
+        yield "}"
+        return
+    for i, (name, col) in enumerate((("flow", s.flow), ("first", s.first), ("last", s.last),
+                                     ("rate", s.rate))):
+        yield (',"segments":{' if i == 0 else ",") + json.dumps(name) + ":"
+        yield from _array_chunks(col, chunk)
+    yield "}}"
+
+
+def _pump(fh: BinaryIO, chunks: Iterable[str], buffer: int = 1 << 20) -> None:
+    """Write ``chunks`` to ``fh``, gathering small pieces into writes of about ``buffer``."""
+    pending: list[str] = []
+    size = 0
+    for c in chunks:
+        pending.append(c)
+        size += len(c)
+        if size >= buffer:
+            fh.write("".join(pending).encode("utf-8"))
+            pending, size = [], 0
+    if pending:
+        fh.write("".join(pending).encode("utf-8"))
+
+
+def _write_atomic(path: str | os.PathLike[str], chunks: Iterable[str]) -> None:
+    """Write the text ``chunks`` (gzip when ``path`` ends in ``.gz``) to a temporary file in
+    ``path``'s folder and rename it over ``path`` once complete; on any exception (including
+    ``KeyboardInterrupt``) the temporary file is removed and ``path`` is left as it was."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    # os.open with mode 0o666 gives the file the usual umask permissions (mkstemp would give 0600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            if p.suffix == ".gz":
+                with gzip.GzipFile(filename=p.name, mode="wb", fileobj=raw,
+                                   compresslevel=6) as gz:
+                    _pump(gz, chunks)  # type: ignore[arg-type]
+            else:
+                _pump(raw, chunks)
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+def _short(x: Any) -> str:
+    r = repr(x)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _numbers(v: list[Any], where: str, *, integer: bool) -> np.ndarray:
+    """A JSON list of numbers as an int64 (``integer``) or float64 array; the error names
+    ``where[i]`` for the first element that is not a number (or not an integer)."""
+    try:
+        a = np.asarray(v)
+    except (ValueError, TypeError, OverflowError):  # ragged nesting, huge integers
+        a = None
+    kinds = "i" if integer else "iuf"
+    if (a is not None and a.ndim == 1 and (a.size == 0 or a.dtype.kind in kinds)
+            and bool not in set(map(type, v))):
+        return a.astype(np.int64 if integer else np.float64, copy=False)
+    for i, x in enumerate(v):
+        if type(x) is bool or not isinstance(x, (int, float)):
+            what = "an integer" if integer else "a number"
+            raise InterchangeError(f"{where}[{i}]: expected {what}, got {_short(x)}")
+        if integer:
+            if isinstance(x, float) and not (math.isfinite(x) and x.is_integer()):
+                raise InterchangeError(f"{where}[{i}]: {x!r} is not an integer")
+            if not -(2**63) <= x < 2**63:
+                raise InterchangeError(f"{where}[{i}]: {x!r} is out of range")
+    try:
+        return np.asarray(v, dtype=np.int64 if integer else np.float64)
+    except OverflowError:  # an integer too large for a float
+        raise InterchangeError(f"{where}: a value is too large for a float") from None
+
+
+def _first_bad(mask: np.ndarray) -> int | None:
+    bad = np.flatnonzero(mask)
+    return int(bad[0]) if bad.size else None
+
+
+def _segments_from_dict(d: dict[str, Any], source: str, meta: dict[str, Any]) -> Schedule:
+    """The sparse form, every field checked with an error naming the file and the field."""
+    t = _numbers(_column(d, "breakpoints", source), f"{source}: breakpoints", integer=False)
+    if t.size == 0:
+        raise InterchangeError(f"{source}: breakpoints: empty (need at least t0)")
+    if (i := _first_bad(~np.isfinite(t))) is not None:
+        raise InterchangeError(f"{source}: breakpoints[{i}]: {t[i]} is not finite")
+    K = t.size - 1
+    seg = _get(d, "segments", source)
+    where = f"{source}: segments"
+    cols = {name: _column(seg, name, where) for name in ("flow", "first", "last", "rate")}
+    lengths = {name: len(c) for name, c in cols.items()}
+    if len(set(lengths.values())) > 1:
+        listed = ", ".join(f"{name} {n}" for name, n in lengths.items())
+        raise InterchangeError(f"{where}: columns differ in length ({listed})")
+    flow = _numbers(cols["flow"], f"{where}.flow", integer=True)
+    first = _numbers(cols["first"], f"{where}.first", integer=True)
+    last = _numbers(cols["last"], f"{where}.last", integer=True)
+    rate = _numbers(cols["rate"], f"{where}.rate", integer=False)
+    if (i := _first_bad(flow < 0)) is not None:
+        raise InterchangeError(f"{where}.flow[{i}]: {flow[i]} is negative (flows are 0-based "
+                               f"positions)")
+    if (i := _first_bad(first < 0)) is not None:
+        raise InterchangeError(f"{where}.first[{i}]: {first[i]} is negative")
+    if (i := _first_bad(last > K)) is not None:
+        raise InterchangeError(f"{where}.last[{i}]: {last[i]} is beyond the breakpoints (at most "
+                               f"{K} with {K + 1} breakpoints)")
+    if (i := _first_bad(first >= last)) is not None:
+        rel = ">" if first[i] > last[i] else "="
+        raise InterchangeError(f"{where}.first[{i}]: {first[i]} {rel} last[{i}] {last[i]} (a "
+                               f"segment covers intervals first .. last-1, at least one)")
+    if (i := _first_bad(~np.isfinite(rate))) is not None:
+        raise InterchangeError(f"{where}.rate[{i}]: {rate[i]} is not finite")
+    if (i := _first_bad(rate < 0)) is not None:
+        raise InterchangeError(f"{where}.rate[{i}]: {float(rate[i])!r} is negative (rates are "
+                               f">= 0)")
+    try:
+        return Schedule(t, flow, rate, first, last, meta)
+    except ScheduleError as exc:
+        raise InterchangeError(f"{source}: {exc}") from None
+
+
 def schedule_from_dict(d: dict[str, Any], *, source: str = "<dict>") -> Schedule:
-    """Build a schedule from the dict form; errors name ``source`` and the field."""
+    """Build a schedule from either dict form (sparse ``segments`` or per-interval
+    ``intervals``); errors name ``source`` and the field."""
     fmt = _get(d, "format", source)
     if fmt != SCHEDULE_FORMAT:
         raise InterchangeError(f"{source}: field 'format' is {fmt!r}, expected {SCHEDULE_FORMAT!r}")
+    meta = d.get("meta", {})
+    if not isinstance(meta, dict):
+        raise InterchangeError(f"{source}: meta: expected an object")
+    if "segments" in d:
+        if "intervals" in d:
+            raise InterchangeError(f"{source}: both 'segments' and 'intervals' given (a schedule "
+                                   f"file holds one form)")
+        return _segments_from_dict(d, source, dict(meta))
+    if "intervals" not in d:
+        raise InterchangeError(f"{source}: missing field 'segments' (sparse form) or "
+                               f"'intervals' (interval form)")
     bps = _column(d, "breakpoints", source)
     ivs = _column(d, "intervals", source)
     pairs = []
@@ -167,7 +445,7 @@ def schedule_from_dict(d: dict[str, Any], *, source: str = "<dict>") -> Schedule
         where = f"{source}: intervals[{k}]"
         pairs.append((_column(iv, "flows", where), _column(iv, "rates", where)))
     try:
-        return Schedule.from_intervals(bps, pairs)
+        return Schedule.from_intervals(bps, pairs, meta=dict(meta))
     except (ScheduleError, TypeError, ValueError) as exc:
         raise InterchangeError(f"{source}: {exc}") from None
 
@@ -179,9 +457,8 @@ def _open(path: Path, mode: str) -> Any:
 
 
 def _dump(obj: dict[str, Any], path: str | os.PathLike[str]) -> None:
-    p = Path(path)
-    with _open(p, "w") as fh:
-        json.dump(obj, fh, separators=(",", ":"), allow_nan=False)
+    enc = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+    _write_atomic(path, enc.iterencode(obj))
 
 
 def _load(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
@@ -198,7 +475,8 @@ def _load(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
 
 
 def save_instance(instance: Instance, path: str | os.PathLike[str]) -> None:
-    """Write ``instance`` as JSON (gzip when ``path`` ends in ``.gz``)."""
+    """Write ``instance`` as JSON (gzip when ``path`` ends in ``.gz``), through a temporary
+    file renamed over ``path`` when complete."""
     _dump(instance_to_dict(instance), path)
 
 
@@ -208,12 +486,21 @@ def load_instance(path: str | os.PathLike[str]) -> Instance:
     return instance_from_dict(d, source=src)
 
 
-def save_schedule(schedule: Schedule, path: str | os.PathLike[str]) -> None:
-    """Write ``schedule`` as JSON (gzip when ``path`` ends in ``.gz``)."""
-    _dump(schedule_to_dict(schedule), path)
+def save_schedule(schedule: Schedule, path: str | os.PathLike[str], *,
+                  form: str = "segments") -> None:
+    """Write ``schedule`` as JSON (gzip when ``path`` ends in ``.gz``).
+
+    ``form="segments"`` (default) writes the sparse segment columns, whose size follows the
+    number of segments; ``form="intervals"`` writes one entry per interval listing every active
+    flow.  The text is streamed from the arrays (see :func:`schedule_json_chunks`) into a
+    temporary file in the same folder, renamed over ``path`` only when complete: an interrupted
+    write leaves ``path`` as it was.
+    """
+    _check_form(form)
+    _write_atomic(path, schedule_json_chunks(schedule, form=form))
 
 
 def load_schedule(path: str | os.PathLike[str]) -> Schedule:
-    """Read a schedule written by :func:`save_schedule` (or by any tool)."""
+    """Read a schedule in either form, written by :func:`save_schedule` (or by any tool)."""
     d, src = _load(path)
     return schedule_from_dict(d, source=src)
