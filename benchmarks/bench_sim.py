@@ -2,7 +2,7 @@
 
 For each scheduler, in its own subprocess (so its peak memory is its own) and after a warm-up
 run that compiles the kernels: CPU seconds (one core) of simulating *and validating* the trace
-with :func:`coflowopt.sim.simulate_validated` (the kernel hands each rate change to the
+with :func:`coflowopt.run` (the kernel hands each rate change to the
 streaming validator; no schedule is stored), resident memory of the process before and at
 its peak, the number of rate changes, and the average and percentile CCT (ms) next to the
 published figures (Varys 28,528 ms, Aalo 46,098 ms, A-SEBF 30,800 ms: CoflowSim's numbers,
@@ -53,12 +53,12 @@ algo = co.schedulers.get(name)
 small = co.build_instance(co.Fabric.uniform(2, 0.125), coflows=[[(0, 1, 4.0), (1, 0, 2.0)]],
                           time_unit="ms")
 # compile (load) the kernels outside the measurement
-co.sim.simulate_validated(small, name) if mode == "stream" else algo(small)
+co.run(small, name) if mode == "stream" else algo(small)
 rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 out = {"flows": inst.n_flows, "rss_base_mb": rss0}
 if mode == "stream":
     t0 = time.process_time()
-    valid = co.sim.simulate_validated(inst, name)
+    valid = co.run(inst, name).valid
     out["cpu"] = time.process_time() - t0
     out["changes"] = valid.meta.get("rate_changes")
 else:

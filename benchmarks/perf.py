@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import tempfile
 import time
@@ -268,42 +269,23 @@ def _fair_simulator(ctx: Context) -> Timing:
     return _fast_vs_reference(ctx, "fair", 300)
 
 
-def _bssi_numpy(p: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """BSSI written plainly with numpy vectors (the reference for the compiled one)."""
-    n = p.shape[0]
-    alive = np.ones(n, dtype=bool)
-    wp = w.astype(float).copy()
-    load = p.sum(axis=0)
-    sigma = np.empty(n, dtype=np.int64)
-    for k in range(n - 1, -1, -1):
-        b = int(np.argmax(load))
-        cand = np.flatnonzero(alive & (p[:, b] > 0))
-        if cand.size == 0:
-            j = int(np.flatnonzero(alive)[-1])
-        else:
-            j = int(cand[np.argmin(wp[cand] / p[cand, b])])
-            others = alive.copy()
-            others[j] = False
-            wp[others] -= wp[j] * p[others, b] / p[j, b]
-        sigma[k] = j
-        alive[j] = False
-        load -= p[j]
-    return sigma
-
-
-@perf_case("ordering", ours="BSSI (`coflowopt.sim.orders.bssi`, compiled)",
-           reference="the same BSSI with numpy vector steps")
+@perf_case("ordering", ours="BSSI (`coflowopt.orders.bssi`, compiled)",
+           reference="the primal-dual job order of `coflowopt.lp` with load steps only "
+                     "(numpy; on one-coflow jobs it is BSSI)")
 def _ordering(ctx: Context) -> Timing:
-    from coflowopt.sim.orders import bssi, port_loads
+    from coflowopt.lp import order_cost, primal_dual_job_order
+    from coflowopt.orders import bssi, coflow_port_loads
 
-    inst = ctx.trace()
-    loads = port_loads(inst, np.arange(inst.n_coflows), inst.flow_volume)
+    inst = ctx.trace()  # one coflow per job, unit weights
+    loads = coflow_port_loads(inst)
     w = np.asarray(inst.coflow_weight)
-    assert np.array_equal(bssi(loads, w), _bssi_numpy(loads, w))
+    pd_order = primal_dual_job_order(inst, kappa=1e300).order  # never a release step
+    ours_cost = order_cost(inst, bssi(loads, w))
+    assert math.isclose(ours_cost, order_cost(inst, pd_order), rel_tol=1e-9)
     ours = ctx.best(lambda: bssi(loads, w))
-    ref = ctx.best(lambda: _bssi_numpy(loads, w))
+    ref = ctx.best(lambda: primal_dual_job_order(inst, kappa=1e300), repeat=1)
     return Timing(ours, ref, f"all {inst.n_coflows} coflows x {loads.shape[1]} ports of the "
-                  f"{ctx.trace_path()[1]} trace; same order")
+                  f"{ctx.trace_path()[1]} trace; orders of equal cost")
 
 
 @perf_case("LP build", ours="time-indexed LP as arrays + highspy `passModel`",

@@ -2,10 +2,11 @@
 
 The data flow: a workload (trace or generator) gives an :class:`Instance`; an algorithm gives a
 :class:`Schedule`; :func:`validate` checks it and returns a :class:`ValidSchedule`, the only
-input the metrics accept.
+input the metrics accept.  :func:`run` does the last two steps in one call for any registered
+scheduler, streaming the validation where a kernel can.
 """
 
-from coflowopt import _kernel_cache, bounds, metrics, schedulers, sim, workloads
+from coflowopt import _kernel_cache, bounds, metrics, orders, schedulers, sim, workloads
 from coflowopt.interchange import (
     InterchangeError,
     load_instance,
@@ -22,7 +23,10 @@ from coflowopt.model import (
     build_instance,
     from_networkx,
 )
+from coflowopt.params import Params, ParamsError
 from coflowopt.schedule import Schedule, ScheduleError
+from coflowopt.schedulers import UnsupportedInstance
+from coflowopt.service import RunResult, run
 from coflowopt.validate import (
     InfeasibleSchedule,
     Tolerance,
@@ -43,9 +47,13 @@ __all__ = [
     "InstanceError",
     "InterchangeError",
     "JobSpec",
+    "Params",
+    "ParamsError",
+    "RunResult",
     "Schedule",
     "ScheduleError",
     "Tolerance",
+    "UnsupportedInstance",
     "ValidSchedule",
     "Violation",
     "bounds",
@@ -56,6 +64,8 @@ __all__ = [
     "load_instance",
     "load_schedule",
     "metrics",
+    "orders",
+    "run",
     "save_instance",
     "save_schedule",
     "schedule_changes",

@@ -26,7 +26,7 @@ KERNEL_MODULES = (
     "sim/engine.py",
     "sim/fast.py",
     "sim/fastfair.py",
-    "sim/orders.py",
+    "orders.py",
     "sim/segstore.py",
 )
 _STAMP = "coflowopt-kernels.sha1"

@@ -82,29 +82,80 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+#: ``coflowopt gen`` options that set a generator parameter: (option dest, parameter name).
+_GEN_OPTIONS: tuple[tuple[str, str], ...] = (
+    ("coflows", "n_coflows"), ("jobs", "n_jobs"), ("ports", "ports"), ("load", "load"),
+    ("mean_coflows", "mean_coflows"), ("shape", "shape"),
+)
+
+
+def _gen_list() -> None:
+    from coflowopt.workloads import registry
+
+    print(f"{'name':<21} {'time':<5} summary")
+    for gen in registry.generators().values():
+        print(f"{gen.name:<21} {gen.time_unit:<5} {gen.summary}")
+        shown = [f"{f.name}" if f.name in gen.required() else f"{f.name}={f.default!r}"
+                 for f in gen.fields]
+        print(f"{'':<27} params: {', '.join(shown)}")
+    old = ", ".join(f"{a} ({c})" for a, c in registry.aliases().items())
+    print(f"older names, still accepted: {old}")
+
+
 def cmd_gen(args: argparse.Namespace) -> int:
-    if args.kind == "synthetic":
-        from coflowopt.workloads.synthetic import synthetic_trace
+    import tomllib
 
-        inst = synthetic_trace(args.coflows, seed=args.seed, ports=args.ports or 150)
-    else:
-        from coflowopt.workloads import dags
+    from coflowopt.workloads import registry
 
-        ports = args.ports or 10
-        if args.kind == "ggen":
-            inst = dags.ggen_fan_in_fan_out(args.jobs, ports=ports, seed=args.seed)
-        elif args.kind in ("fan-in", "fan-out"):
-            inst = dags.rooted_trees(args.jobs, kind=args.kind, ports=ports, seed=args.seed)
-        elif args.kind == "layered":
-            inst = dags.layered_dags(args.jobs, ports=ports, seed=args.seed)
-        elif args.kind == "tpcds":
-            inst = dags.tpcds_like(args.jobs, ports=ports, seed=args.seed)
-        else:  # fb2010
-            inst = dags.fb2010_jobs(args.trace, mean_coflows=args.mean_coflows,
-                                    shape=args.shape, seed=args.seed, ports=args.ports)
-    if args.kind != "synthetic" and not _is_json(args.output):
-        print(f"coflowopt gen: {args.output}: DAG jobs need a JSON instance file "
-              "(.json or .json.gz); the trace format has no dependencies", file=sys.stderr)
+    if args.list:
+        _gen_list()
+        return 0
+    if args.kind is None or args.output is None:
+        print("coflowopt gen: give a generator NAME and -o FILE (names: coflowopt gen --list)",
+              file=sys.stderr)
+        return 2
+    try:
+        gen = registry.generator(args.kind)
+    except KeyError as exc:
+        print(f"coflowopt gen: {exc.args[0]}", file=sys.stderr)
+        return 2
+    if gen.name not in ("synthetic", "trace") and not _is_json(args.output):
+        print(f"coflowopt gen: {args.output}: {gen.name} needs a JSON instance file "
+              "(.json or .json.gz); the trace format has no jobs, dependencies or "
+              "normalized units", file=sys.stderr)
+        return 2
+    names = {f.name for f in gen.fields}
+    params: dict[str, object] = {}
+    for dest, name in _GEN_OPTIONS:
+        value = getattr(args, dest)
+        if value is None:
+            continue
+        if name not in names:
+            print(f"coflowopt gen: --{dest.replace('_', '-')}: {gen.name} has no parameter "
+                  f"{name!r} (its parameters: {', '.join(sorted(names))})", file=sys.stderr)
+            return 2
+        params[name] = value
+    if args.trace is not None:
+        if not gen.path_params:
+            print(f"coflowopt gen: --trace: {gen.name} reads no trace file", file=sys.stderr)
+            return 2
+        params[next(iter(gen.path_params))] = args.trace
+    if "n_jobs" in names:  # the DAG generators: 10 jobs on 10 ports unless told
+        params.setdefault("n_jobs", 10)
+        params.setdefault("ports", 10)
+    for item in args.param:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            print(f"coflowopt gen: -p {item!r}: expected KEY=VALUE", file=sys.stderr)
+            return 2
+        try:  # a TOML value (3, 0.7, "x", [4, 8], {shares = [1, 2]}); bare words are text
+            params[key.strip()] = tomllib.loads(f"v = {text.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            params[key.strip()] = text.strip()
+    try:
+        inst = gen.build(params, args.seed)
+    except registry.ParamError as exc:
+        print(f"coflowopt gen: {exc}", file=sys.stderr)
         return 2
     _save_any(inst, args.output)
     print(f"wrote {args.output}: {inst}")
@@ -142,11 +193,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_schedulers(args: argparse.Namespace) -> int:
     from coflowopt.schedulers import registry
 
-    reg = registry()
-    print(f"{'name':<14} {'kind':<8} {'clairvoyant':<12} {'factor':<10} {'objective':<28} summary")
-    for info in reg.values():
-        print(f"{info.name:<14} {info.kind:<8} {'yes' if info.clairvoyant else 'no':<12} "
-              f"{info.factor or '-':<10} {info.objective:<28} {info.summary}")
+    print(f"{'name':<11} {'semantics':<10} {'family':<9} {'kind':<8} {'clairv.':<8} "
+          f"{'DAGs':<5} {'factor':<7} {'objective':<30} summary")
+    for info in registry(None).values():
+        dags = "needs" if info.needs_starts_after else ("yes" if info.multistage else "no")
+        print(f"{info.name:<11} {info.semantics:<10} {info.family:<9} {info.kind:<8} "
+              f"{'yes' if info.clairvoyant else 'no':<12} {dags:<5} {info.factor or '-':<7} "
+              f"{info.objective:<30} {info.summary}")
     return 0
 
 
@@ -158,18 +211,32 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("trace")
     s.set_defaults(func=cmd_info)
 
-    s = sub.add_parser("gen", help="generate a synthetic trace or DAG jobs to a file")
-    s.add_argument("kind", choices=["synthetic", "ggen", "fan-in", "fan-out", "layered", "tpcds",
-                                    "fb2010"])
-    s.add_argument("-o", "--output", required=True, help="trace file, or .json / .json.gz")
+    s = sub.add_parser("gen", help="build an instance with a workload generator, to a file",
+                       description="Build an instance with a generator of "
+                                   "coflowopt.workloads.registry (the names bench suites use) "
+                                   "and write it: a trace file or JSON (.json, .json.gz).")
+    s.add_argument("kind", nargs="?", metavar="NAME",
+                   help="synthetic, trace, ggen_fan_in_fan_out, rooted_trees, layered_dags, "
+                        "tpcds_like, fb2010_jobs (older names: ggen, fan-in, fan-out, layered, "
+                        "tpcds, fb2010)")
+    s.add_argument("-o", "--output", help="trace file, or .json / .json.gz")
+    s.add_argument("--list", action="store_true", help="list the generators and parameters")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--coflows", type=int, default=526, help="synthetic: number of coflows")
-    s.add_argument("--jobs", type=int, default=10, help="DAG generators: number of jobs")
+    s.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="any parameter of the generator, VALUE as in TOML (repeatable)")
+    s.add_argument("--coflows", type=int, default=None,
+                   help="synthetic: n_coflows (default 526)")
+    s.add_argument("--load", type=float, default=None,
+                   help="synthetic: target port utilisation (arrivals compressed to it)")
+    s.add_argument("--jobs", type=int, default=None, help="DAG generators: n_jobs (default 10)")
     s.add_argument("--ports", type=int, default=None,
-                   help="fabric ports (synthetic 150, DAG 10, fb2010: the trace's)")
-    s.add_argument("--trace", default=None, help="fb2010: trace path (default: located)")
-    s.add_argument("--mean-coflows", type=float, default=5, help="fb2010: mean coflows per job")
-    s.add_argument("--shape", choices=["dag", "fan-in"], default="dag", help="fb2010: job shape")
+                   help="fabric ports (synthetic 150, DAG 10, fb2010_jobs: the trace's)")
+    s.add_argument("--trace", default=None,
+                   help="trace: path; fb2010_jobs: trace path (default: located)")
+    s.add_argument("--mean-coflows", type=int, default=None,
+                   help="fb2010_jobs: mean coflows per job (default 5)")
+    s.add_argument("--shape", choices=["dag", "fan-in"], default=None,
+                   help="fb2010_jobs: job shape (default dag)")
     s.set_defaults(func=cmd_gen)
 
     s = sub.add_parser("convert", help="trace <-> JSON instance, by file extension")

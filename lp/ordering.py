@@ -29,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from coflowopt.model import Instance
+from coflowopt.orders import bssi_trace, coflow_port_loads, job_port_loads
 
 from .backends import solve
 from .model import INF, LinearProgram, ModelBuilder, SolveParams, SolveResult, Status
@@ -46,22 +47,6 @@ __all__ = [
     "primal_dual_job_order",
     "tian_lp",
 ]
-
-
-def _normalized(inst: Instance, loads: tuple[sp.csr_matrix, sp.csr_matrix]) -> np.ndarray:
-    li, lo = loads
-    return np.hstack([li.toarray() / inst.fabric.capacity_in[None, :],
-                      lo.toarray() / inst.fabric.capacity_out[None, :]])
-
-
-def coflow_port_loads(instance: Instance) -> np.ndarray:
-    """``p[j, l]``: coflow ``j``'s load on port ``l`` in time units, shape ``(N, 2m)``."""
-    return _normalized(instance, instance.port_loads)
-
-
-def job_port_loads(instance: Instance) -> np.ndarray:
-    """``d[j, i] = load_i(A^j) / B_i``: job ``j``'s aggregate load on port ``i``, ``(n, 2m)``."""
-    return _normalized(instance, instance.job_port_loads)
 
 
 def _f(d: np.ndarray) -> float:
@@ -351,32 +336,13 @@ def bssi_order(instance: Instance, weights: Any = None) -> BSSIResult:
     inst = instance
     p = coflow_port_loads(inst)
     w = np.array(inst.coflow_weight if weights is None else weights, dtype=np.float64)
-    n = inst.n_coflows
-    alive = np.ones(n, dtype=bool)
-    load = p.sum(axis=0)
-    tail: list[int] = []
-    bots, betas = [], []
+    order, b, beta = bssi_trace(p, w)
     dual = 0.0
-    while alive.any():
-        if load.max(initial=0.0) <= 0 or not (p[alive] > 0).any():
-            break
-        b = int(np.argmax(load))
-        cand = np.flatnonzero(alive & (p[:, b] > 0))
-        ratio = w[cand] / p[cand, b]
-        f = int(cand[int(np.argmin(ratio))])
-        beta = max(float(w[f] / p[f, b]), 0.0)
-        dual += beta * _f(p[alive, b][p[alive, b] > 0])
-        w[alive] -= beta * p[alive, b]
-        w[f] = 0.0
-        tail.append(f)
-        bots.append(b)
-        betas.append(beta)
-        alive[f] = False
-        load -= p[f]
-        load[np.abs(load) < 1e-12] = 0.0
-    head = np.flatnonzero(alive).tolist()
-    order = np.array(head + tail[::-1], dtype=np.int64)
-    return BSSIResult(order, dual, np.array(bots, dtype=np.int64), np.array(betas))
+    steps = np.flatnonzero(b >= 0)[::-1]  # filled from the last position
+    for k in steps:
+        col = p[order[: k + 1], b[k]]  # the unscheduled set A at that step
+        dual += float(beta[k]) * _f(col[col > 0])
+    return BSSIResult(order, dual, b[steps], beta[steps])
 
 
 @dataclass(frozen=True)

@@ -265,12 +265,12 @@ def min_slowdown(instance: Instance, phi: Any = None, *, rtol: float = 1e-3,
     if batch and use_mps:
         lo = max(lo, E_mps)
     if E_hi is None:
-        from coflowopt.schedulers.baselines import sequential
+        from coflowopt.sequential import sequential_schedule
         from coflowopt.validate import validate
 
         hi = math.inf
         for order in (mps(inst, ph).order, None):  # MPS order; release order
-            vs = validate(inst, sequential(inst, order=order))
+            vs = validate(inst, sequential_schedule(inst, order))
             cct = vs.coflow_completion - inst.release
             hi = min(hi, float(np.max(ph[work] * cct[work] / inst.isolation_time[work])))
         hi = max(hi, lo)

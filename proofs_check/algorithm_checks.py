@@ -44,9 +44,12 @@ def _call(algs: Mapping[str, Any], name: str, inst: Instance, objective: str,
 
 
 def _accepts(func: Any, param: str) -> bool:
-    f = getattr(func, "func", func)
+    from coflowopt.schedulers import SchedulerInfo
+
+    if isinstance(func, SchedulerInfo):
+        return param in func.params_class.field_names()
     try:
-        sig = inspect.signature(f)
+        sig = inspect.signature(func)
     except (TypeError, ValueError):
         return False
     return param in sig.parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD
@@ -217,7 +220,7 @@ def lower_bound_family(reg: Mapping[str, Any]) -> list[Check]:
     exact optimum when cheap).  The ratio is reported, no factor is asserted."""
     out = []
     for name, info in reg.items():
-        multi = bool(getattr(info, "multistage", False))
+        multi = bool(getattr(info, "job_objective", False))
         instances, evaluate = _sanity_pair(name, multi)
         out.append(Check(f"lower-bound:{name}", evaluate, instances, quick=10, full=60,
                          factor="-", objective="weighted_jct" if multi else

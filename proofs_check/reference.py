@@ -64,10 +64,16 @@ def run_validated(alg: Callable[..., Any], instance: Instance, objective: str, *
                   seed: int = 0, **params: Any) -> tuple[float | None, ValidSchedule | None, str]:
     """Run ``alg`` and validate its schedule: ``(objective, valid schedule, "")``, or
     ``(None, None, reason)`` when the schedule is infeasible (the reason names the
-    violation)."""
-    sched = alg(instance, seed=seed, **params)
+    violation).  A registry entry runs through the run service (:func:`coflowopt.run`, which
+    streams the validation); any other callable is called and its schedule validated."""
+    from coflowopt.schedulers import SchedulerInfo
+    from coflowopt.service import run
+
     try:
-        v = validate(instance, sched)
+        if isinstance(alg, SchedulerInfo):
+            v = run(instance, alg, params=params, seed=seed, keep_schedule=True).valid
+        else:
+            v = validate(instance, alg(instance, seed=seed, **params))
     except InfeasibleSchedule as exc:
         return None, None, f"infeasible schedule: {exc.violation}"
     return objective_of(v, objective), v, ""

@@ -24,25 +24,14 @@ _LOADED = [False]
 
 
 def load() -> None:
-    """Import the check modules and the scheduler modules that register algorithms."""
+    """Import the check modules (the schedulers come from the registry's table)."""
     if _LOADED[0]:
         return
     import importlib
-    import pkgutil
-
-    import coflowopt
 
     # registration, in table order: formulation checks, then algorithm checks
     importlib.import_module(f"{__package__}.lp_checks")
     importlib.import_module(f"{__package__}.algorithm_checks")
-    skip = {"cli", "bench", "lp", "proofs_check", "interchange"}
-    for mod in pkgutil.iter_modules(coflowopt.__path__):
-        if mod.name in skip or mod.name.startswith("_"):
-            continue
-        try:  # schedulers register themselves when their module is imported
-            importlib.import_module(f"coflowopt.{mod.name}")
-        except Exception:  # a broken or optional module only hides its own algorithms
-            pass
     _LOADED[0] = True
 
 

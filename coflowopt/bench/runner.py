@@ -81,7 +81,8 @@ def _run_here(task: Task) -> dict[str, Any]:
     from coflowopt.bounds import lower_bounds
     from coflowopt.metrics import cct, slowdown, summary
     from coflowopt.schedulers import get
-    from coflowopt.validate import InfeasibleSchedule, validate
+    from coflowopt.service import run
+    from coflowopt.validate import InfeasibleSchedule
 
     t0 = time.perf_counter()
     row = _base_row(task)
@@ -89,40 +90,19 @@ def _run_here(task: Task) -> dict[str, Any]:
     try:
         with deadline(task.timeout):
             import_plugins(task.imports)
-            coflowsim_mode = task.scheduler.semantics == "coflowsim"
-            if coflowsim_mode:
-                from coflowopt.sim.coflowsim import (
-                    COFLOWSIM_CLAIRVOYANT,
-                    COFLOWSIM_SCHEDULERS,
-                    CoflowSimParams,
-                    coflowsim,
-                )
-
-                canon = COFLOWSIM_SCHEDULERS[task.scheduler.name.lower()]
-                row.update(kind="online", clairvoyant=COFLOWSIM_CLAIRVOYANT[canon], factor="",
-                           objective="CoflowSim semantics")
-            else:
-                info = get(task.scheduler.name)
-                row.update(kind=info.kind, clairvoyant=info.clairvoyant,
-                           factor=info.factor or "", objective=info.objective)
+            info = get(task.scheduler.name, task.scheduler.semantics)
+            row.update(kind=info.kind, clairvoyant=info.clairvoyant, factor=info.factor or "",
+                       objective=info.objective)
             inst = build_workload(task.workload.generator, task.workload.params, task.seed,
                                   task.base_dir)
-            t1 = time.perf_counter()
-            if coflowsim_mode:
-                res = coflowsim(inst, task.scheduler.name,
-                                params=CoflowSimParams(**task.scheduler.params))
-                inst, sched = res.instance, res.schedule  # what CoflowSim simulated
-                tol = res.tolerance
-            else:
-                sched = info(inst, seed=task.algorithm_seed, **task.scheduler.params)
-                tol = None
-            t2 = time.perf_counter()
+            res = run(inst, info, params=task.scheduler.params, seed=task.algorithm_seed)
+            inst, valid = res.instance, res.valid  # coflowsim: what CoflowSim simulated
             row.update(ports=inst.ports, n_coflows=inst.n_coflows, n_flows=inst.n_flows,
                        n_jobs=inst.n_jobs, time_unit=inst.time_unit)
             row.update({f"lb_{k}": v for k, v in lower_bounds(inst).items()})
-            row["algo_seconds"] = t2 - t1
-            valid = validate(inst, sched, tol)
-            row["validate_seconds"] = time.perf_counter() - t2
+            row["algo_seconds"] = res.simulate_seconds
+            row["validate_seconds"] = res.validate_seconds
+            row["streamed"] = res.streamed
             metrics = summary(valid)
             metrics.pop("coflows", None)  # n_coflows is already there
             row.update(metrics)

@@ -1,12 +1,23 @@
-"""Scheduling algorithms and their registry.
+"""Scheduling algorithms by family, and the one registry that names them.
 
-Importing this package registers every algorithm of the toolkit: the baselines here and the
-simulator policies of :mod:`coflowopt.sim.policies`.
+Families (one folder each, one module per algorithm named by its paper name):
+``single/`` (Varys, Sincronia, Aalo, A-SEBF, the static orders, per-flow fair sharing), and,
+as they land, ``dag/``, ``fair/`` and ``learned/``; ``baselines`` holds ``sequential``.
+Nothing here is imported until it runs: :func:`get` returns a registry entry whose
+implementation loads on first use.
 """
 
-from coflowopt.schedulers import baselines
-from coflowopt.schedulers.baselines import sequential
-from coflowopt.schedulers.registry import Algorithm, SchedulerInfo, get, register, registry
-from coflowopt.sim import policies as _policies  # noqa: F401  (registers the policies)
+from coflowopt.schedulers.registry import (
+    Algorithm,
+    SchedulerInfo,
+    UnsupportedInstance,
+    get,
+    register,
+    registry,
+)
 
-__all__ = ["Algorithm", "SchedulerInfo", "baselines", "get", "register", "registry", "sequential"]
+#: The ``sequential`` baseline as a callable: ``sequential(instance, *, order=None)``.
+sequential = get("sequential")
+
+__all__ = ["Algorithm", "SchedulerInfo", "UnsupportedInstance", "get", "register", "registry",
+           "sequential"]

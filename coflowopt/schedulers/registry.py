@@ -1,82 +1,331 @@
-"""The scheduler registry: names to algorithms, for the CLI, the bench and the proofs checks.
+"""The scheduler registry: one explicit table of every algorithm, for the CLI, the bench, the
+proof checks and notebooks.
 
-Every algorithm follows one calling convention, ``algorithm(instance, *, seed=None, **params)
--> Schedule``, and is registered with what a researcher needs to pick it: its kind, whether it
-is clairvoyant (knows flow volumes), and its proven approximation factor, if any.
+Each entry names its implementation lazily (``"module:function"``, imported on first use, so
+listing the registry imports no algorithm, and an entry whose module needs torch does not
+import torch until it runs); a module that fails to import raises :class:`ImportError` naming
+the entry and the module.  Each entry also says what it supports (single-stage only, needs
+Starts-After edges, needs deadlines, which semantics), so a caller can refuse an unsupported
+pair before running (:meth:`SchedulerInfo.refusal`), and what its parameters are (a frozen
+:class:`~coflowopt.params.Params` dataclass, checked on creation).
+
+Calling convention.  The public form of every scheduler is ``algorithm(instance, *, seed=None,
+**params) -> Schedule`` (``SchedulerInfo.__call__``).  Underneath, an implementation is
+``impl(instance, params, *, seed=None, check=None) -> Schedule | ValidSchedule``: given a
+:class:`~coflowopt.Tolerance` in ``check`` it may stream its rate changes into the validator and
+return the :class:`~coflowopt.ValidSchedule` itself (entries with ``streams=True``);
+:func:`coflowopt.run` is the one caller that asks for that.
+
+Plugins add entries with :func:`register` (a decorator on a plain ``func(instance, *,
+seed=None, **params)``), which builds the parameter dataclass from the signature.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import dataclasses
+import importlib
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from coflowopt.model import Instance
+from coflowopt.params import NoParams, Params, ParamsError
 from coflowopt.schedule import Schedule
 
-__all__ = ["Algorithm", "SchedulerInfo", "get", "register", "registry"]
+__all__ = [
+    "FAMILIES",
+    "SEMANTICS",
+    "Algorithm",
+    "SchedulerInfo",
+    "UnsupportedInstance",
+    "get",
+    "register",
+    "registry",
+]
+
+SEMANTICS = ("fluid", "coflowsim")
+FAMILIES = ("single", "dag", "fair", "learned", "baseline", "exact", "plugin")
+KINDS = ("offline", "online", "exact")
 
 
 class Algorithm(Protocol):
     def __call__(self, instance: Instance, *, seed: Any = None, **params: Any) -> Schedule: ...
 
 
+class UnsupportedInstance(ValueError):
+    """A scheduler was given an instance it does not support; the message says why in a line."""
+
+
+def _load(target: str, what: str) -> Any:
+    module, _, attr = target.partition(":")
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"{what}: cannot import {module}: {exc}") from exc
+    try:
+        return getattr(mod, attr)
+    except AttributeError:
+        raise ImportError(f"{what}: {module} has no {attr!r}") from None
+
+
 @dataclass(frozen=True)
 class SchedulerInfo:
-    """A registered algorithm.
+    """One registered algorithm.
 
     ``kind``: ``offline`` (all coflows known at the start), ``online`` (sees coflows at their
-    release), or ``exact`` (an optimum from a solver).  ``factor``: the proven approximation
-    factor as the paper states it (``None`` when there is none), with ``objective`` naming
-    what it bounds.
+    release) or ``exact`` (an optimum from a solver).  ``factor``: the proven approximation
+    factor as the paper states it (``None`` when there is none), with ``objective`` naming what
+    it bounds.  ``family``: the folder of :mod:`coflowopt.schedulers` it lives in.
+    ``multistage``: honours Starts-After edges (else the instance must have none);
+    ``needs_starts_after`` / ``needs_deadlines``: refuses instances without them.
+    ``job_objective``: designed for job DAGs (its objective is on job completion; the proof
+    checks give it DAG instances).  ``streams``: the implementation can stream its rate changes
+    into the validator.
     """
 
     name: str
-    func: Callable[..., Schedule]
+    target: str
+    params_target: str | None
     kind: str
     clairvoyant: bool
-    factor: str | None
-    objective: str
+    family: str
     summary: str
+    factor: str | None = None
+    objective: str = "sum of weighted CCT"
+    semantics: str = "fluid"
     multistage: bool = False
+    needs_starts_after: bool = False
+    needs_deadlines: bool = False
+    job_objective: bool = False
+    streams: bool = False
+    aliases: tuple[str, ...] = ()
+    _impl: Any = field(default=None, compare=False, repr=False)
+    _params: Any = field(default=None, compare=False, repr=False)
 
-    def __call__(self, instance: Instance, *, seed: Any = None, **params: Any) -> Schedule:
-        sched = self.func(instance, seed=seed, **params)
-        sched.meta.setdefault("scheduler", self.name)
-        return sched
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"scheduler {self.name!r}: kind must be one of {KINDS}")
+        if self.semantics not in SEMANTICS:
+            raise ValueError(f"scheduler {self.name!r}: semantics must be one of {SEMANTICS}")
+        if self.family not in FAMILIES:
+            raise ValueError(f"scheduler {self.name!r}: family must be one of {FAMILIES}")
+
+    @property
+    def impl(self) -> Callable[..., Any]:
+        """The implementation, imported on first use."""
+        if self._impl is None:
+            object.__setattr__(self, "_impl", _load(self.target, f"scheduler {self.name!r}"))
+        return self._impl
+
+    @property
+    def params_class(self) -> type:
+        """The parameter dataclass, imported on first use."""
+        if self._params is None:
+            cls = NoParams if self.params_target is None else _load(
+                self.params_target, f"scheduler {self.name!r} parameters")
+            object.__setattr__(self, "_params", cls)
+        return self._params
+
+    def make_params(self, params: Mapping[str, Any] | Any = None, *, where: str = "") -> Any:
+        """The checked parameter object from a mapping (or an instance of the class, as is).
+        Unknown or ill-typed parameters raise :class:`~coflowopt.params.ParamsError` naming
+        the field (prefixed by ``where``)."""
+        cls = self.params_class
+        if isinstance(params, cls):
+            return params
+        if params is not None and not isinstance(params, Mapping):
+            raise ParamsError(f"{where or self.name}: parameters must be a mapping or "
+                              f"{cls.__name__}, got {type(params).__name__}")
+        if issubclass(cls, Params):
+            return cls.from_dict(params, where=where or self.name)
+        return _plain_dataclass(cls, dict(params or {}), where or self.name)
+
+    def refusal(self, instance: Instance) -> str | None:
+        """Why this scheduler cannot run ``instance`` (one line), or ``None`` when it can."""
+        edges = instance.starts_after.shape[0] > 0 or instance.finishes_before.shape[0] > 0
+        if edges and not self.multistage:
+            c = int(instance.starts_after[0, 1]) if instance.starts_after.shape[0] else int(
+                instance.finishes_before[0, 1])
+            job = instance.job_id[int(instance.coflow_job[c])]
+            what = ("CoflowSim semantics are single-stage" if self.semantics == "coflowsim"
+                    else "it schedules single-stage coflows only")
+            return (f"{self.name} ({self.semantics}) cannot run this instance: {what}, and job "
+                    f"{job} has precedence edges (e.g. into coflow "
+                    f"{instance.coflow_id[c]})")
+        if self.needs_starts_after and not edges:
+            return f"{self.name} needs job DAGs with Starts-After edges; the instance has none"
+        if self.needs_deadlines:
+            import numpy as np
+
+            if not np.isfinite(instance.job_deadline).any():
+                return f"{self.name} needs job deadlines; the instance has none"
+        return None
+
+    def check_supports(self, instance: Instance) -> None:
+        """Raise :class:`UnsupportedInstance` with :meth:`refusal`'s reason, if any."""
+        why = self.refusal(instance)
+        if why is not None:
+            raise UnsupportedInstance(why)
+
+    def __call__(self, instance: Instance, *, seed: Any = None, **params: Any) -> Any:
+        """Run on ``instance`` and return the (unvalidated) :class:`~coflowopt.Schedule`; for
+        a CoflowSim-semantics entry, the :class:`~coflowopt.sim.coflowsim.CoflowSimResult`.
+        Use :func:`coflowopt.run` for a validated result."""
+        p = self.make_params(params)
+        self.check_supports(instance)
+        if self.semantics == "coflowsim":
+            return self.impl(instance, self.name, params=p)
+        out = self.impl(instance, p, seed=seed, check=None)
+        out.meta.setdefault("scheduler", self.name)
+        return out
 
 
-_REGISTRY: dict[str, SchedulerInfo] = {}
+def _plain_dataclass(cls: type, params: dict[str, Any], where: str) -> Any:
+    names = [f.name for f in dataclasses.fields(cls)]
+    for k in params:
+        if k not in names:
+            raise ParamsError(f"{where}.{k}: unknown parameter of {cls.__name__}; known: "
+                              f"{', '.join(names) or '(none)'}")
+    try:
+        return cls(**params)
+    except (TypeError, ValueError) as exc:
+        raise ParamsError(f"{where}: {exc}") from None
+
+
+S, C = "coflowopt.schedulers.single", "coflowopt.sim.coflowsim"
+
+# The table.  Fluid names first, then the CoflowSim-semantics names.
+_TABLE: list[SchedulerInfo] = [
+    SchedulerInfo("sequential", "coflowopt.schedulers.baselines:run_sequential",
+                  "coflowopt.schedulers.baselines:SequentialParams", "offline", True,
+                  "baseline", "one coflow at a time, each alone at its isolation rates (MADD)",
+                  objective="makespan and sum of weighted CCT (no guarantee)", multistage=True,
+                  job_objective=True),
+    SchedulerInfo("varys", f"{S}.varys:run_varys", f"{S}.varys:VarysParams", "online", True,
+                  "single", "SEBF order + MADD + work-conserving backfill (Varys)",
+                  objective="average CCT (heuristic)", multistage=True, streams=True),
+    SchedulerInfo("sincronia", f"{S}.sincronia:run_sincronia", f"{S}.sincronia:SincroniaParams",
+                  "offline", True, "single",
+                  "BSSI order + order-preserving greedy allocation (Sincronia)", factor="4",
+                  objective="sum of weighted CCT (release 0)", multistage=True, streams=True),
+    SchedulerInfo("aalo", f"{S}.aalo:run_aalo", f"{S}.aalo:AaloParams", "online", False,
+                  "single", "D-CLAS: priority queues on bytes sent, FIFO inside, strict priority",
+                  objective="average CCT (heuristic)", multistage=True, streams=True),
+    SchedulerInfo("a-sebf", f"{S}.a_sebf:run_a_sebf", f"{S}.a_sebf:ASEBFParams", "online",
+                  False, "single", "D-CLAS on bytes sent per receiver port (A-SEBF)",
+                  objective="average CCT (heuristic)", multistage=True, streams=True),
+    SchedulerInfo("fifo", f"{S}.static:run_fifo", f"{S}.static:StaticParams", "online", False,
+                  "single", "first in, first out by arrival, greedy allocation",
+                  objective="average CCT (baseline)", multistage=True, streams=True),
+    SchedulerInfo("scf", f"{S}.static:run_scf", f"{S}.static:StaticParams", "online", True,
+                  "single", "shortest first: smallest largest flow, greedy allocation",
+                  objective="average CCT (baseline)", multistage=True, streams=True),
+    SchedulerInfo("ncf", f"{S}.static:run_ncf", f"{S}.static:StaticParams", "online", False,
+                  "single", "narrowest first: fewest flows, greedy allocation",
+                  objective="average CCT (baseline)", multistage=True, streams=True),
+    SchedulerInfo("lcf", f"{S}.static:run_lcf", f"{S}.static:StaticParams", "online", True,
+                  "single", "lightest first: smallest total bytes, greedy allocation",
+                  objective="average CCT (baseline)", multistage=True, streams=True),
+    SchedulerInfo("fair", f"{S}.fair:run_fair", f"{S}.fair:FairParams", "online", False,
+                  "single", "per-flow max-min fair sharing",
+                  objective="average CCT (baseline)", multistage=True, streams=True),
+]
+for _name, _clair, _summary, _aliases in (
+        ("sebf", True, "CoflowSim's Varys: static effective bottleneck, MADD, backfill",
+         ("varys",)),
+        ("dark", False, "CoflowSim's Aalo: D-CLAS queues, per-flow equal split", ("aalo",)),
+        ("fifo", False, "CoflowSim FIFO by admission", ()),
+        ("scf", True, "CoflowSim SCF: smallest largest flow first", ()),
+        ("ncf", False, "CoflowSim NCF: narrowest first, min(mappers, reducers)", ()),
+        ("lcf", True, "CoflowSim LCF: lightest first, total bytes at insertion", ()),
+        ("fair", False, "CoflowSim per-flow fair sharing", ()),
+        ("pfp", True, "CoflowSim per-flow prioritization: shortest flow first", ())):
+    _TABLE.append(SchedulerInfo(_name, f"{C}:coflowsim", f"{C}:CoflowSimParams", "online", _clair,
+                                "single", _summary, objective="average CCT (CoflowSim)",
+                                semantics="coflowsim", aliases=_aliases))
+
+_REGISTRY: dict[tuple[str, str], SchedulerInfo] = {}
+_ALIASES: dict[tuple[str, str], str] = {}
+
+
+def _add(info: SchedulerInfo) -> None:
+    key = (info.semantics, info.name.lower())
+    if key in _REGISTRY or key in _ALIASES:
+        raise ValueError(f"scheduler {info.name!r} ({info.semantics}) registered twice")
+    _REGISTRY[key] = info
+    for a in info.aliases:
+        _ALIASES[(info.semantics, a.lower())] = info.name.lower()
+
+
+for _info in _TABLE:
+    _add(_info)
+
+
+def registry(semantics: str | None = "fluid") -> dict[str, SchedulerInfo]:
+    """The registered algorithms of ``semantics`` by name (a copy, sorted); ``semantics=None``:
+    every entry, keyed ``"name"`` for fluid and ``"coflowsim:name"`` for the CoflowSim mode."""
+    if semantics is not None and semantics not in SEMANTICS:
+        raise ValueError(f"semantics must be one of {SEMANTICS}, got {semantics!r}")
+    out = {}
+    for (sem, name), info in sorted(_REGISTRY.items(),
+                                    key=lambda kv: (SEMANTICS.index(kv[0][0]), kv[0][1])):
+        if semantics is None:
+            out[name if sem == "fluid" else f"{sem}:{name}"] = info
+        elif sem == semantics:
+            out[info.name] = info
+    return out
+
+
+def get(name: str, semantics: str = "fluid") -> SchedulerInfo:
+    """The algorithm registered as ``name`` (case-insensitive; aliases too) in ``semantics``;
+    ``KeyError`` lists the known names."""
+    if semantics not in SEMANTICS:
+        raise ValueError(f"semantics must be one of {SEMANTICS}, got {semantics!r}")
+    key = name.lower()
+    key = _ALIASES.get((semantics, key), key)
+    try:
+        return _REGISTRY[(semantics, key)]
+    except KeyError:
+        known = ", ".join(sorted(n for s, n in _REGISTRY if s == semantics)) or "(none)"
+        raise KeyError(f"unknown scheduler {name!r} ({semantics}); known: {known}") from None
+
+
+def _params_from_signature(func: Callable[..., Any], name: str) -> type:
+    fields = []
+    for p in inspect.signature(func).parameters.values():
+        if p.kind is not p.KEYWORD_ONLY or p.name == "seed":
+            continue
+        tp = p.annotation if isinstance(p.annotation, type) else Any
+        default = None if p.default is p.empty else p.default
+        fields.append((p.name, tp, dataclasses.field(default=default)))
+    cls_name = "".join(x.capitalize() for x in name.replace("-", "_").split("_")) + "Params"
+    return dataclasses.make_dataclass(cls_name, fields, bases=(Params,), frozen=True)
 
 
 def register(name: str, *, kind: str, clairvoyant: bool, factor: str | None = None,
              objective: str = "sum of weighted CCT", summary: str = "",
-             multistage: bool = False) -> Callable[[Callable[..., Schedule]],
-                                                   Callable[..., Schedule]]:
-    """Decorator: add an algorithm to the registry under ``name``."""
-    if kind not in ("offline", "online", "exact"):
-        raise ValueError(f"register({name!r}): kind must be offline, online or exact")
-
+             multistage: bool = False, family: str = "plugin",
+             needs_starts_after: bool = False, needs_deadlines: bool = False
+             ) -> Callable[[Callable[..., Schedule]], Callable[..., Schedule]]:
+    """Decorator for plugins: add ``func(instance, *, seed=None, **params) -> Schedule`` under
+    ``name`` (fluid semantics).  Its keyword-only parameters become the parameter dataclass
+    (annotated with a plain type: checked; otherwise unchecked)."""
     def deco(func: Callable[..., Schedule]) -> Callable[..., Schedule]:
-        if name in _REGISTRY:
-            raise ValueError(f"scheduler {name!r} registered twice")
+        params_cls = _params_from_signature(func, name)
+
+        def impl(instance: Instance, params: Params, *, seed: Any = None,
+                 check: Any = None) -> Schedule:
+            return func(instance, seed=seed, **params.to_dict())
+
         doc = (func.__doc__ or "").strip().splitlines()
-        _REGISTRY[name] = SchedulerInfo(name, func, kind, clairvoyant, factor, objective,
-                                        summary or (doc[0] if doc else ""), multistage)
+        info = SchedulerInfo(name, f"{func.__module__}:{func.__name__}", None, kind, clairvoyant,
+                             family, summary or (doc[0] if doc else ""), factor=factor,
+                             objective=objective, multistage=multistage,
+                             needs_starts_after=needs_starts_after,
+                             needs_deadlines=needs_deadlines, job_objective=multistage,
+                             _impl=impl, _params=params_cls)
+        _add(info)
         return func
 
     return deco
-
-
-def registry() -> dict[str, SchedulerInfo]:
-    """All registered algorithms by name (a copy)."""
-    return dict(sorted(_REGISTRY.items()))
-
-
-def get(name: str) -> SchedulerInfo:
-    """The algorithm registered as ``name``; ``KeyError`` lists the known names."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY)) or "(none)"
-        raise KeyError(f"unknown scheduler {name!r}; known: {known}") from None

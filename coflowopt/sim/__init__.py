@@ -1,8 +1,12 @@
-"""The event-driven fluid simulator, the shared allocators, and the single-stage policies."""
+"""The engines: the event-driven fluid simulator (reference and compiled), the shared
+allocators, the order-to-schedule mechanism, and the CoflowSim-semantics mode.
 
-from coflowopt.sim import allocate, coflowsim, orders, policies
+Algorithms live in :mod:`coflowopt.schedulers`; nothing here imports them.
+"""
+
+from coflowopt.sim import allocate, coflowsim, drive
+from coflowopt.sim.drive import ENGINES, OrderPolicy, StaticOrderPolicy, order_schedule, run_policy
 from coflowopt.sim.engine import Policy, SimulationError, SimView, simulate
-from coflowopt.sim.policies import simulate_validated
 
-__all__ = ["Policy", "SimView", "SimulationError", "allocate", "coflowsim", "orders",
-           "policies", "simulate", "simulate_validated"]
+__all__ = ["ENGINES", "OrderPolicy", "Policy", "SimView", "SimulationError", "StaticOrderPolicy",
+           "allocate", "coflowsim", "drive", "order_schedule", "run_policy", "simulate"]

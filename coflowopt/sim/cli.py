@@ -1,12 +1,14 @@
-"""``coflowopt run``: simulate schedulers on a trace or the synthetic workload."""
+"""``coflowopt run``: run schedulers on a trace or the synthetic workload, through the run
+service (:func:`coflowopt.run`), and print their metrics."""
 
 from __future__ import annotations
 
 import argparse
 import csv
-import sys
-import time
+import os
+import tempfile
 from pathlib import Path
+from typing import Any
 
 __all__ = ["add_commands"]
 
@@ -42,88 +44,70 @@ def _schedule_path(base: str, name: str, several: bool) -> Path:
     return p.with_name(p.name[: len(p.name) - len(suffixes)] + f"-{name}" + suffixes)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
+class _AtomicCSV:
+    """A CSV written to a temporary file beside the target and renamed over it when complete,
+    so a refused, failed or interrupted run never leaves a truncated file under the name."""
 
+    def __init__(self, path: str):
+        self.path = Path(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".part",
+                                   dir=self.path.parent)
+        self.tmp = Path(tmp)
+        self.fh = os.fdopen(fd, "w", newline="")
+        self.writer = csv.writer(self.fh)
+
+    def commit(self) -> None:
+        self.fh.close()
+        os.replace(self.tmp, self.path)
+
+    def discard(self) -> None:
+        self.fh.close()
+        self.tmp.unlink(missing_ok=True)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
     from coflowopt.bounds import lower_bounds
     from coflowopt.cli import load_any
     from coflowopt.schedulers import get
-    from coflowopt.sim.engine import PROGRESS
-    from coflowopt.sim.policies import simulate_validated
-    from coflowopt.validate import validate
+    from coflowopt.service import run
     from coflowopt.workloads.synthetic import synthetic_trace
 
     names = [n.strip() for n in args.scheduler.split(",") if n.strip()]
-    coflowsim_mode = args.semantics == "coflowsim"
-    if coflowsim_mode:
-        from coflowopt.sim.coflowsim import COFLOWSIM_SCHEDULERS, coflowsim
-
-        for n in names:  # unknown names fail before any work
-            if n.lower() not in COFLOWSIM_SCHEDULERS:
-                raise KeyError(f"--semantics coflowsim: unknown scheduler {n!r}; CoflowSim has "
-                               f"{', '.join(sorted(COFLOWSIM_SCHEDULERS))}")
-        algos: list = list(names)
-    else:
-        algos = [get(n) for n in names]  # unknown names fail before any work
+    infos = [get(n, args.semantics) for n in names]  # unknown names fail before any work
     if args.trace:
         inst = load_any(args.trace)
         label = args.trace
     else:
         inst = synthetic_trace(args.coflows, seed=args.seed)
         label = f"synthetic FB-like ({args.coflows} coflows, seed {args.seed})"
+    for info in infos:  # refused pairs fail before any output is opened
+        info.check_supports(inst)
     unit = inst.time_unit
     print(f"{label}: {inst}")
     lb_inst = inst
-    rows = []
-    writer = None
-    fh = None
-    if args.csv:
-        fh = open(args.csv, "w", newline="")
-        writer = csv.writer(fh)
-        writer.writerow(["scheduler", "coflow", "release", "completion", "cct", "slowdown"])
+    rows: list[tuple[str, dict[str, float], float]] = []
+    out = _AtomicCSV(args.csv) if args.csv else None
+    if out is not None:
+        out.writer.writerow(["scheduler", "coflow", "release", "completion", "cct", "slowdown"])
     try:
-        for algo in algos:
-            if coflowsim_mode:
-                t0 = time.process_time()
-                res = coflowsim(inst, algo)
-                cpu = time.process_time() - t0
-                lb_inst = res.instance  # rounded flows, releases at the admission epochs
-                _report(res.instance, res.schedule, f"{algo}", cpu, rows, writer, args,
-                        len(algos) > 1, res.tolerance)
-                continue
-            bar = None
-            if not args.no_progress and inst.n_flows > 50_000:  # a long run
-                bar = tqdm(total=inst.n_coflows, desc=algo.name, unit="coflow", leave=False,
-                           file=sys.stderr)
-
-            def tick(done: int, total: int, bar=bar) -> None:
-                if bar is not None:
-                    bar.n = done
-                    bar.refresh()
-
-            token = PROGRESS.set(tick)
-            t0 = time.process_time()
-            try:
-                if args.schedule_out:
-                    valid = validate(inst, algo(inst, seed=args.seed))
-                else:  # nothing to write: the validator takes the rates as they are made
-                    valid = simulate_validated(inst, algo.name, seed=args.seed)
-            finally:
-                PROGRESS.reset(token)
-                if bar is not None:
-                    bar.close()
-            cpu = time.process_time() - t0
-            _report(inst, valid, algo.name, cpu, rows, writer, args, len(algos) > 1)
-    finally:
-        if fh is not None:
-            fh.close()
+        for info in infos:
+            res = run(inst, info, seed=args.seed, keep_schedule=bool(args.schedule_out))
+            lb_inst = res.instance  # coflowsim: rounded flows, releases at the admission epochs
+            _report(res, rows, out, args, len(infos) > 1)
+    except BaseException:
+        if out is not None:
+            out.discard()
+        raise
+    if out is not None:
+        out.commit()
     lb = lower_bounds(lb_inst)
-    if coflowsim_mode:
+    if args.semantics == "coflowsim":
         print("semantics: coflowsim (rounded flows, releases at the admission epochs, CCT "
               "from there; the bound is for that instance)")
     head = (f"{'scheduler':<11} {'avg CCT':>12} {'p50':>10} {'p95':>12} {'p99':>12} "
             f"{'avg slowdown':>12} {'wtd compl.':>14} {'cpu s':>7}")
-    print(f"times in {unit}; lower bound on avg CCT: {lb['avg_cct']:.6g}")
+    print(f"times in {unit}; lower bound on avg CCT: {lb['avg_cct']:.6g}; cpu s = simulation "
+          "and validation")
     print(head)
     for name, s, cpu in rows:
         print(f"{name:<11} {s['avg_cct']:>12.6g} {s['cct_p50']:>10.5g} {s['cct_p95']:>12.6g} "
@@ -132,25 +116,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report(inst, sched, name: str, cpu: float, rows: list, writer, args: argparse.Namespace,
-            several: bool, tol=None) -> None:
-    """Validate one schedule (unless it comes validated), add its metrics row, write its CSV
-    rows and schedule file."""
-    from coflowopt import metrics, validate
+def _report(res: Any, rows: list, out: _AtomicCSV | None, args: argparse.Namespace,
+            several: bool) -> None:
+    """Add one validated run's metrics row, its CSV rows and its schedule file."""
+    from coflowopt import metrics
     from coflowopt.interchange import save_schedule
-    from coflowopt.validate import ValidSchedule
 
-    valid = sched if isinstance(sched, ValidSchedule) else validate(inst, sched, tol)
-    rows.append((name, metrics.summary(valid), cpu))
-    if writer is not None:
+    valid, inst = res.valid, res.instance
+    rows.append((res.scheduler, metrics.summary(valid), res.cpu_seconds))
+    if out is not None:
         cct = metrics.cct(valid)
         sl = metrics.slowdown(valid)
         for c in range(inst.n_coflows):
             cid = inst.coflow_id[c]
-            writer.writerow([name, cid.item() if hasattr(cid, "item") else cid,
-                             repr(float(inst.release[c])),
-                             repr(float(valid.coflow_completion[c])),
-                             repr(float(cct[c])), repr(float(sl[c]))])
+            out.writer.writerow([res.scheduler, cid.item() if hasattr(cid, "item") else cid,
+                                 repr(float(inst.release[c])),
+                                 repr(float(valid.coflow_completion[c])),
+                                 repr(float(cct[c])), repr(float(sl[c]))])
     if args.schedule_out:
-        assert valid.schedule is not None  # stored whenever a file is asked for
-        save_schedule(valid.schedule, _schedule_path(args.schedule_out, name, several))
+        if valid.schedule is None:
+            raise RuntimeError(f"{res.scheduler}: no stored schedule to write")
+        save_schedule(valid.schedule, _schedule_path(args.schedule_out, res.scheduler, several))

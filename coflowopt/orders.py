@@ -1,17 +1,34 @@
-"""Coflow orders: BSSI (Sincronia), SEBF (Varys) and the simple static keys.
+"""The shared order machinery: port loads, BSSI (Sincronia), SEBF's effective bottleneck
+(Varys) and the static keys (FIFO, SCF, NCF, LCF).
 
-An order is an array of coflow positions, highest priority first.  Orders become rates only
-through :mod:`coflowopt.sim.allocate`.
+An order is an array of coflow positions, highest priority first.  This module is the one
+home of these computations: the simulator's kernels, the schedulers and the LP layer
+(:mod:`coflowopt.lp.ordering`) all import them from here.  Orders become rates only through
+:mod:`coflowopt.sim.allocate` (see :func:`coflowopt.sim.order_schedule`).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numba import njit
 
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
 from coflowopt.model import Instance
 
-__all__ = ["bssi", "port_loads", "sebf_gamma", "static_key"]
+__all__ = [
+    "STATIC_KEYS",
+    "bssi",
+    "bssi_trace",
+    "coflow_port_loads",
+    "job_port_loads",
+    "port_loads",
+    "sebf_gamma",
+    "static_key",
+]
 
 
 @njit(cache=True)
@@ -39,7 +56,10 @@ def port_loads(inst: Instance, coflows: np.ndarray, remaining: np.ndarray) -> np
 
 
 @njit(cache=True)
-def _bssi(p, w):
+def _bssi_trace(p, w):
+    """BSSI filling positions from the last; returns ``(sigma, b, beta)`` with the bottleneck
+    port ``b_k`` and the dual ``beta_k = w'_f / p[f, b_k]`` of each position (``b = -1`` where
+    what was left carried no load and went first in index order)."""
     n, P = p.shape
     load = np.zeros(P)
     for j in range(n):
@@ -48,6 +68,8 @@ def _bssi(p, w):
     alive = np.ones(n, dtype=np.bool_)
     wp = w.copy()
     sigma = np.empty(n, dtype=np.int64)
+    bots = np.full(n, -1, dtype=np.int64)
+    betas = np.zeros(n)
     for k in range(n - 1, -1, -1):
         b = 0
         for q in range(1, P):
@@ -71,14 +93,21 @@ def _bssi(p, w):
             alive[best] = False
             continue
         sigma[k] = best
+        bots[k] = b
         pb = p[best, b]
+        betas[k] = max(wp[best] / pb, 0.0)
         for j in range(n):
             if alive[j] and j != best and p[j, b] > 0.0:
                 wp[j] -= wp[best] * p[j, b] / pb
         alive[best] = False
         for q in range(P):
             load[q] -= p[best, q]
-    return sigma
+    return sigma, bots, betas
+
+
+@njit(cache=True)
+def _bssi(p, w):
+    return _bssi_trace(p, w)[0]
 
 
 def bssi(loads: np.ndarray, weights: np.ndarray, capacity: np.ndarray | None = None
@@ -95,11 +124,48 @@ def bssi(loads: np.ndarray, weights: np.ndarray, capacity: np.ndarray | None = N
     return _bssi(p, np.ascontiguousarray(weights, dtype=np.float64))
 
 
+def bssi_trace(loads: np.ndarray, weights: np.ndarray, capacity: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`bssi` with its certificate: ``(sigma, b, beta)``, where position ``k`` of the
+    order was filled at a step whose bottleneck port was ``b[k]`` and dual ``beta[k]``
+    (``b[k] = -1``: no load left, ``beta[k] = 0``).  :func:`coflowopt.lp.bssi_order` builds
+    the dual objective from them."""
+    p = np.ascontiguousarray(loads, dtype=np.float64)
+    if capacity is not None:
+        p = p / np.asarray(capacity, dtype=np.float64)[None, :]
+    return _bssi_trace(p, np.ascontiguousarray(weights, dtype=np.float64))
+
+
+def _normalized(inst: Instance, loads: tuple[sp.csr_matrix, sp.csr_matrix]) -> np.ndarray:
+    li, lo = loads
+    return np.hstack([li.toarray() / inst.fabric.capacity_in[None, :],
+                      lo.toarray() / inst.fabric.capacity_out[None, :]])
+
+
+def coflow_port_loads(instance: Instance) -> np.ndarray:
+    """``p[j, l]``: coflow ``j``'s full load on port ``l`` in time units (divided by the port's
+    capacity), shape ``(N, 2m)``: ingress ports then egress ports."""
+    return _normalized(instance, instance.port_loads)
+
+
+def job_port_loads(instance: Instance) -> np.ndarray:
+    """``d[j, i] = load_i(A^j) / B_i``: job ``j``'s aggregate load on port ``i``, ``(n, 2m)``."""
+    return _normalized(instance, instance.job_port_loads)
+
+
 def sebf_gamma(loads: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     """Effective bottleneck ``Gamma_j = max_l p[j][l] / B_l`` with all capacity free."""
     if loads.shape[0] == 0:
         return np.zeros(0)
     return (loads / capacity[None, :]).max(axis=1)
+
+
+# The static orders by the names of Varys' paper and CoflowSim (one name, one order in both
+# semantics): shortest = smallest longest flow, narrowest = fewest flows (CoflowSim's NCF counts
+# min(senders, receivers) instead, the one place the two measures differ), lightest = smallest
+# total bytes; FIFO = arrival.
+STATIC_KEYS: dict[str, str] = {"fifo": "arrival", "scf": "length", "ncf": "width",
+                               "lcf": "size"}
 
 
 def static_key(inst: Instance, name: str) -> np.ndarray:

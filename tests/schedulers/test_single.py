@@ -11,10 +11,11 @@ from strategies import example_e1, instances
 
 from coflowopt import CoflowSpec, Fabric, Instance, build_instance, validate
 from coflowopt import metrics as M
+from coflowopt.orders import bssi, port_loads
 from coflowopt.schedulers import get, registry
-from coflowopt.sim import allocate, simulate, simulate_validated
-from coflowopt.sim.orders import bssi, port_loads
-from coflowopt.sim.policies import OrderPolicy
+from coflowopt.service import run
+from coflowopt.sim import allocate, simulate
+from coflowopt.sim.drive import OrderPolicy
 
 SINGLE_STAGE = ["varys", "aalo", "a-sebf", "sincronia", "fifo", "fair", "scf", "ncf", "lcf"]
 
@@ -357,7 +358,7 @@ def test_streamed_equals_stored(name: str, kw: dict, inst: Instance) -> None:
     # the same kernel run twice: its stored schedule through the stored-schedule validator,
     # and its rate changes through the streaming one, must give the same times
     stored = validate(inst, get(name)(inst, **kw))
-    streamed = simulate_validated(inst, name, **kw)
+    streamed = run(inst, name, params=kw).valid
     assert streamed.schedule is None and streamed.meta["engine"] == "fast"
     assert streamed.meta["scheduler"] == name
     for field in ("flow_start", "flow_completion", "coflow_completion", "job_completion"):
@@ -366,20 +367,24 @@ def test_streamed_equals_stored(name: str, kw: dict, inst: Instance) -> None:
     assert M.summary(streamed) == pytest.approx(M.summary(stored), rel=1e-12, abs=1e-12)
 
 
-def test_simulate_validated_falls_back_to_stored() -> None:
+def test_run_service_falls_back_to_stored() -> None:
     # A: in0->out0 and in0->out1, 2 units each; B: in1->out1, 1 unit; unit ports.  BSSI puts
     # B first (bottleneck 1 < 4): B ends at 1; A's first flow holds in0 until 2, its second
     # then runs alone until 4 (hand-worked)
     inst = build_instance(2, coflows=[CoflowSpec([(0, 0, 2.0), (0, 1, 2.0)]),
                                       CoflowSpec([(1, 1, 1.0)])])
-    s = simulate_validated(inst, "sincronia")
+    s = run(inst, "sincronia").valid
     assert s.schedule is None
     assert s.coflow_completion.tolist() == [4.0, 1.0]
     # the reference engine and schedulers outside the simulator store and validate as usual
-    v = simulate_validated(inst, "sincronia", engine="reference")
+    v = run(inst, "sincronia", params={"engine": "reference"}).valid
     assert v.schedule is not None and v.meta["engine"] == "reference"
     assert v.coflow_completion.tolist() == [4.0, 1.0]
-    assert simulate_validated(inst, "sequential").schedule is not None
+    assert run(inst, "sequential").schedule is not None
+    # asked to keep it, a streaming scheduler stores its schedule too
+    kept = run(inst, "sincronia", keep_schedule=True)
+    assert kept.schedule is not None and not kept.streamed
+    assert kept.valid.coflow_completion.tolist() == [4.0, 1.0]
 
 
 @pytest.mark.parametrize("engine", ["fast", "reference"])

@@ -1,0 +1,33 @@
+"""A-SEBF (paper 003, width-aware non-clairvoyant scheduling): Aalo's D-CLAS queues on
+``lambda = S / W``, the bytes sent divided by the coflow's number of receiver ports (spec
+single-stage-and-learning.md section 7.3), base-10 thresholds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from coflowopt.model import Instance
+from coflowopt.schedule import Schedule
+from coflowopt.schedulers.single.aalo import AaloParams, DCLASPolicy
+from coflowopt.sim.drive import run_policy
+from coflowopt.validate import Tolerance, ValidSchedule
+
+__all__ = ["ASEBFParams", "run_a_sebf"]
+
+
+@dataclass(frozen=True)
+class ASEBFParams(AaloParams):
+    """Aalo's parameters plus ``per``: ``receiver`` (A-SEBF: bytes sent over receiver ports) or
+    ``flow`` (over the number of flows)."""
+
+    per: Literal["receiver", "flow"] = "receiver"
+
+
+def run_a_sebf(instance: Instance, params: ASEBFParams, *, seed: Any = None,
+               check: Tolerance | None = None) -> Schedule | ValidSchedule:
+    """A-SEBF: D-CLAS on bytes sent per receiver port.  Deterministic."""
+    kw = params.policy_args()
+    meta = {"scheduler": "a-sebf", "params": kw}
+    return run_policy(instance, DCLASPolicy(**kw), engine=params.engine, check=check,
+                      meta=meta)

@@ -1,0 +1,182 @@
+"""Aalo (Chowdhury and Stoica, SIGCOMM 2015): Discretized Coflow-Aware Least-Attained Service
+(D-CLAS), non-clairvoyant: priority queues on bytes sent, FIFO inside a queue, strict priority
+across queues (spec single-stage-and-learning.md section 7.1).  :class:`DCLASPolicy` also
+serves A-SEBF (:mod:`coflowopt.schedulers.single.a_sebf`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from coflowopt.model import Instance
+from coflowopt.params import Params
+from coflowopt.schedule import Schedule
+from coflowopt.sim import allocate
+from coflowopt.sim.drive import run_policy
+from coflowopt.sim.engine import SimView
+from coflowopt.sim.fast import KIND_DCLAS
+from coflowopt.validate import Tolerance, ValidSchedule
+
+__all__ = ["AaloParams", "DCLASPolicy", "run_aalo"]
+
+
+@dataclass(frozen=True)
+class AaloParams(Params):
+    """D-CLAS with the paper's defaults: ``queues`` = 10, ``first`` threshold 10 (MB on traces),
+    ``growth`` 10 (or explicit ``thresholds``); ``interval``: the coordination interval
+    ``delta`` (0: exact crossings); ``queue_weights``: weighted sharing across queues instead
+    of strict priority; ``split``: the intra-coflow rule; ``engine``."""
+
+    queues: int = 10
+    first: float = 10.0
+    growth: float = 10.0
+    thresholds: tuple[float, ...] | None = None
+    interval: float = 0.0
+    queue_weights: tuple[float, ...] | None = None
+    split: Literal["ordered", "equal"] = "ordered"
+    engine: Literal["fast", "reference"] = "fast"
+
+    def check(self) -> None:
+        if self.thresholds is None and (self.queues < 1 or self.first <= 0 or self.growth <= 1):
+            raise ValueError(f"{type(self).__name__}: need queues >= 1, first > 0, growth > 1")
+        if self.interval < 0:
+            raise ValueError(f"{type(self).__name__}.interval: must be >= 0")
+
+    def policy_args(self) -> dict[str, Any]:
+        """The keyword arguments of :class:`DCLASPolicy`."""
+        out = self.to_dict()
+        out.pop("engine")
+        return out
+
+
+class DCLASPolicy:
+    """Discretized Coflow-Aware Least-Attained Service (Aalo; spec 7.1), and A-SEBF (7.3).
+
+    A coflow's priority value is its attained service ``S_c`` (bytes sent), divided by its
+    number of receiver ports (``per="receiver"``, A-SEBF) or flows (``per="flow"``).  Queue
+    ``k`` holds values in ``[thresholds[k-1], thresholds[k])``; by default thresholds are
+    ``first, first*growth, ...`` (``queues`` of them, the last unbounded).  New coflows enter
+    the first queue; a coflow that crosses a threshold moves to the tail of the queue it
+    reaches (FIFO by queue entry).  Across queues: strict priority, or weighted sharing with
+    ``queue_weights``.  Inside: order-preserving greedy allocation.
+
+    ``interval``: the coordination interval ``delta``.  ``0`` (default) updates queues exactly
+    when a value crosses a threshold (the limit of a continuous coordinator); ``delta > 0``
+    updates them only at multiples of ``delta``.
+    """
+
+    clairvoyant = False
+
+    def __init__(self, *, queues: int = 10, first: float = 10.0, growth: float = 10.0,
+                 thresholds: Any = None, interval: float = 0.0, per: str = "coflow",
+                 queue_weights: Any = None, split: str = "ordered"):
+        if thresholds is None:
+            if queues < 1 or first <= 0 or growth <= 1:
+                raise ValueError("D-CLAS: need queues >= 1, first > 0, growth > 1")
+            thresholds = [first * growth**k for k in range(queues - 1)]
+        self.thresholds = np.asarray(thresholds, dtype=np.float64)
+        if np.any(np.diff(self.thresholds) <= 0):
+            raise ValueError("D-CLAS: thresholds must increase")
+        if per not in ("coflow", "receiver", "flow"):
+            raise ValueError(f"D-CLAS: per must be coflow, receiver or flow, got {per!r}")
+        self.per = per
+        self.interval = float(interval)
+        self.queue_weights = None if queue_weights is None else np.asarray(queue_weights, float)
+        self.split = split
+
+    def normalizer(self, flow_coflow: np.ndarray, flow_dst: np.ndarray, ports: int,
+                   width: np.ndarray) -> np.ndarray:
+        """Per coflow: 1, its number of receiver ports, or its number of flows."""
+        C = width.size
+        if self.per == "receiver":
+            key = flow_coflow.astype(np.int64) * ports + flow_dst
+            return np.bincount(np.unique(key) // ports, minlength=C).astype(float)
+        if self.per == "flow":
+            return width.astype(float)
+        return np.ones(C)
+
+    def fast(self, inst: Instance) -> tuple[int, dict[str, Any]] | None:
+        if self.interval > 0 or self.queue_weights is not None or self.split != "ordered":
+            return None
+        norm = self.normalizer(inst.flow_coflow, inst.flow_dst, inst.ports, inst.coflow_width)
+        return KIND_DCLAS, {"thresholds": self.thresholds, "norm": np.maximum(norm, 1.0)}
+
+    def start(self, view: SimView) -> None:
+        C = view.coflow_width.size
+        self.queue = np.full(C, -1, dtype=np.int64)
+        self.entry = np.zeros(C, dtype=np.int64)
+        self.counter = 0
+        self.norm = np.maximum(self.normalizer(view.flow_coflow, view.flow_dst, view.ports,
+                                               view.coflow_width), 1.0)
+        self.next_sync = view.t
+
+    def _update(self, view: SimView) -> None:
+        c = view.coflows
+        new = c[self.queue[c] < 0]
+        for x in new[np.lexsort((new, view.admitted[new]))]:
+            self.queue[x] = 0
+            self.entry[x] = self.counter
+            self.counter += 1
+        value = view.coflow_sent(c) / self.norm[c]
+        # reaching a threshold (to rounding), or reaching it within the event tolerance at the
+        # current rate (late in a long trace the bytes sent carry more rounding than 1e-9 of
+        # the threshold), counts as crossing it, as in the fast engine
+        value = value + view.coflow_rate(c) / self.norm[c] * (1e-14 * max(1.0, abs(view.t)))
+        target = np.searchsorted(self.thresholds * (1 - 1e-9), value, side="right")
+        moved = c[target > self.queue[c]]
+        if moved.size:
+            tq = target[target > self.queue[c]]
+            # demoted together: keep their previous FIFO order
+            for x, q in sorted(zip(moved.tolist(), tq.tolist(), strict=True),
+                               key=lambda z: (self.queue[z[0]], self.entry[z[0]])):
+                self.queue[x] = q
+                self.entry[x] = self.counter
+                self.counter += 1
+
+    def rates(self, view: SimView) -> float:
+        if self.interval <= 0 or view.t >= self.next_sync - 1e-12:
+            self._update(view)
+            if self.interval > 0:
+                self.next_sync = (math.floor(view.t / self.interval + 1e-9) + 1) * self.interval
+        else:
+            # newcomers enter the first queue at once
+            c = view.coflows
+            for x in c[self.queue[c] < 0]:
+                self.queue[x] = 0
+                self.entry[x] = self.counter
+                self.counter += 1
+        c = view.coflows
+        order = c[np.lexsort((self.entry[c], self.queue[c]))]
+        if self.queue_weights is None:
+            allocate.greedy(view.alloc, order, split=self.split)
+        else:
+            q = self.queue[order]
+            queues = [order[q == k] for k in range(self.thresholds.size + 1)]
+            w = np.resize(self.queue_weights, len(queues))
+            allocate.priority_queues(view.alloc, queues, weights=w, split=self.split)
+        if self.interval > 0:
+            return self.next_sync
+        # next threshold crossing at the current rates
+        qc = self.queue[c]
+        has_next = qc < self.thresholds.size
+        if not has_next.any():
+            return math.inf
+        cc = c[has_next]
+        rate = view.coflow_rate(cc) / self.norm[cc]
+        gap = self.thresholds[qc[has_next]] - view.coflow_sent(cc) / self.norm[cc]
+        pos = rate > 0
+        if not pos.any():
+            return math.inf
+        return view.t + float(np.min(np.maximum(gap[pos], 0.0) / rate[pos]))
+
+
+def run_aalo(instance: Instance, params: AaloParams, *, seed: Any = None,
+             check: Tolerance | None = None) -> Schedule | ValidSchedule:
+    """Aalo's D-CLAS (``per="coflow"``: bytes sent by the whole coflow).  Deterministic."""
+    kw = params.policy_args()
+    meta = {"scheduler": "aalo", "params": kw}
+    return run_policy(instance, DCLASPolicy(per="coflow", **kw), engine=params.engine,
+                      check=check, meta=meta)

@@ -1,0 +1,89 @@
+"""Sincronia (Agarwal, Rajakrishnan, Narayan, Agarwal, Shmoys, Vahdat, SIGCOMM 2018): the BSSI
+order (Bottleneck, Select, Scale, Iterate) with order-preserving greedy allocation (spec
+single-stage-and-learning.md section 5); within 4 x OPT for weighted CCT offline with all
+releases 0."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from coflowopt.model import Instance
+from coflowopt.orders import bssi, port_loads
+from coflowopt.params import Params
+from coflowopt.schedule import Schedule
+from coflowopt.sim.drive import OrderPolicy, run_policy
+from coflowopt.sim.engine import SimView
+from coflowopt.sim.fast import KIND_SINCRONIA, KIND_STATIC
+from coflowopt.validate import Tolerance, ValidSchedule
+
+__all__ = ["SincroniaParams", "SincroniaPolicy", "run_sincronia"]
+
+
+@dataclass(frozen=True)
+class SincroniaParams(Params):
+    """``mode``: ``online`` (BSSI on the remaining volumes at every arrival and departure) or
+    ``offline`` (one BSSI order over all coflows on their full volumes); ``split``: the
+    intra-coflow rule (``ordered`` or ``equal``, reference engine); ``engine``."""
+
+    mode: Literal["online", "offline"] = "online"
+    split: Literal["ordered", "equal"] = "ordered"
+    engine: Literal["fast", "reference"] = "fast"
+
+
+class SincroniaPolicy(OrderPolicy):
+    """BSSI order + order-preserving greedy allocation (spec section 5).
+
+    ``mode="online"``: BSSI on remaining volumes of the active coflows at every arrival and
+    departure.  ``mode="offline"``: one BSSI order over all coflows of the instance (known from
+    the start) on their full volumes, used for the whole run.
+    """
+
+    def __init__(self, mode: str = "online", split: str = "ordered"):
+        if mode not in ("online", "offline"):
+            raise ValueError(f"sincronia: mode must be 'online' or 'offline', got {mode!r}")
+        super().__init__("greedy", split)
+        self.mode = mode
+        self._rank: np.ndarray | None = None
+
+    @staticmethod
+    def offline_rank(inst: Instance) -> np.ndarray:
+        """Rank of each coflow in the BSSI order of the whole instance on full volumes."""
+        allc = np.arange(inst.n_coflows, dtype=np.int64)
+        cap = np.concatenate([inst.fabric.capacity_in, inst.fabric.capacity_out])
+        sigma = bssi(port_loads(inst, allc, inst.flow_volume), inst.coflow_weight, cap)
+        rank = np.empty(inst.n_coflows, dtype=np.int64)
+        rank[sigma] = np.arange(inst.n_coflows)
+        return rank
+
+    def start(self, view: SimView) -> None:
+        super().start(view)
+        if self.mode == "offline":
+            self._rank = self.offline_rank(view.instance)
+
+    def fast(self, inst: Instance) -> tuple[int, dict[str, Any]] | None:
+        if self.split != "ordered":
+            return None
+        if self.mode == "offline":
+            return KIND_STATIC, {"key": self.offline_rank(inst).astype(np.float64)}
+        return KIND_SINCRONIA, {}
+
+    def order(self, view: SimView) -> np.ndarray:
+        c = view.coflows
+        if self._rank is not None:
+            return c[np.argsort(self._rank[c], kind="stable")]
+        cap = np.concatenate([view.capacity_in, view.capacity_out])
+        loads = port_loads(view.instance, c, view.remaining)
+        return c[bssi(loads, view.coflow_weight[c], cap)]
+
+
+def run_sincronia(instance: Instance, params: SincroniaParams, *, seed: Any = None,
+                  check: Tolerance | None = None) -> Schedule | ValidSchedule:
+    """Sincronia: BSSI ordering with greedy order-preserving allocation.  Deterministic
+    (``seed`` unused).  The factor 4 holds offline with all releases 0."""
+    p = params
+    meta = {"scheduler": "sincronia", "params": {"mode": p.mode, "split": p.split}}
+    return run_policy(instance, SincroniaPolicy(p.mode, p.split), engine=p.engine, check=check,
+                      meta=meta)

@@ -1,0 +1,82 @@
+"""The registry: one explicit table, lazy entries, parameter dataclasses, refusals."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from coflowopt import CoflowSpec, JobSpec, ParamsError, build_instance, run
+from coflowopt.schedulers import SchedulerInfo, UnsupportedInstance, get, registry
+
+
+def _dag():
+    return build_instance(2, coflows=[CoflowSpec([(0, 1, 1.0)], job=0),
+                                      CoflowSpec([(1, 0, 1.0)], job=0)],
+                          jobs=[JobSpec(id="j7")], starts_after=[(0, 1)])
+
+
+def test_every_entry_resolves_and_has_a_params_dataclass() -> None:
+    for key, info in registry(None).items():
+        assert callable(info.impl), key
+        assert dataclasses.is_dataclass(info.params_class), key
+        info.make_params({})  # the defaults are valid
+
+
+def test_both_semantics_listed_with_families() -> None:
+    allr = registry(None)
+    assert "varys" in allr and "coflowsim:sebf" in allr
+    assert {i.family for i in allr.values()} >= {"single", "baseline"}
+    assert set(registry("coflowsim")) == {"sebf", "dark", "fifo", "scf", "ncf", "lcf", "fair",
+                                          "pfp"}
+
+
+def test_names_are_case_insensitive_and_aliases_resolve() -> None:
+    assert get("VARYS") is get("varys")
+    assert get("Varys", "coflowsim") is get("sebf", "coflowsim")
+    assert get("AALO", "coflowsim").name == "dark"
+    with pytest.raises(KeyError, match="unknown scheduler 'nope'"):
+        get("nope")
+
+
+def test_unknown_and_mistyped_parameters_name_the_field() -> None:
+    with pytest.raises(ParamsError, match=r"varys\.alocation: unknown parameter"):
+        get("varys").make_params({"alocation": "madd"})
+    with pytest.raises(ParamsError, match=r"aalo\.queues: expected int, got 'ten'"):
+        get("aalo").make_params({"queues": "ten"})
+    with pytest.raises(ParamsError, match=r"sincronia\.mode: expected 'online' or 'offline'"):
+        get("sincronia").make_params({"mode": "both"})
+    with pytest.raises(ParamsError, match=r"schedulers\[2\]\.params\.first"):
+        get("a-sebf").make_params({"first": [1]}, where="schedulers[2].params")
+    # an int where a float is declared is taken, and lists become tuples
+    p = get("aalo").make_params({"first": 3, "thresholds": [1, 2]})
+    assert p.first == 3.0 and p.thresholds == (1.0, 2.0)
+    with pytest.raises(ParamsError):
+        get("sebf", "coflowsim").make_params({"quantum": 8})
+
+
+def test_lazy_entry_that_fails_to_import_names_itself() -> None:
+    info = SchedulerInfo("ghost", "coflowopt_no_such_module:run", None, "online", False,
+                         "plugin", "a missing module")
+    with pytest.raises(ImportError, match="scheduler 'ghost': cannot import "
+                                          "coflowopt_no_such_module"):
+        _ = info.impl
+
+
+def test_unsupported_pairs_are_refused_before_running() -> None:
+    dag = _dag()
+    why = get("sebf", "coflowsim").refusal(dag)
+    assert why is not None and "single-stage" in why and "j7" in why and "\n" not in why
+    with pytest.raises(UnsupportedInstance, match="single-stage"):
+        run(dag, "sebf", semantics="coflowsim")
+    assert get("varys").refusal(dag) is None  # the simulator honours Starts-After
+
+
+def test_public_call_returns_a_schedule_and_run_validates_it() -> None:
+    inst = _dag()
+    sched = get("varys")(inst)
+    res = run(inst, "varys", keep_schedule=True)
+    assert res.valid.schedule is not None
+    assert res.valid.coflow_completion.tolist() == [1.0, 2.0]  # hand-worked: 1 unit each
+    assert sched.n_segments == res.valid.schedule.n_segments
+    assert res.params == get("varys").params_class()

@@ -1,0 +1,97 @@
+"""The layering the package promises, read from the import statements of its source files.
+
+- the LP layer (``lp/``) and the engines (``coflowopt/sim/``) import no scheduler module;
+- a scheduler family (``coflowopt/schedulers/<family>/``) imports no other family;
+- ``import coflowopt`` in a fresh interpreter loads neither torch, nor the bench harness, nor
+  any scheduler module (the registry names them lazily).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "coflowopt"
+FAMILIES = sorted(p.name for p in (PKG / "schedulers").iterdir()
+                  if p.is_dir() and (p / "__init__.py").exists())
+
+
+def _module_name(path: Path) -> str:
+    if path.is_relative_to(ROOT / "lp"):
+        rel = path.relative_to(ROOT / "lp").with_suffix("")
+        parts = ["coflowopt", "lp", *rel.parts]
+    else:
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> list[str]:
+    """Absolute names of every module ``path`` imports (relative imports resolved)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    here = _module_name(path).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out.append(mod)
+            out += [f"{mod}.{a.name}" for a in node.names]
+    return out
+
+
+def _sources(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_the_families_exist() -> None:
+    assert "single" in FAMILIES
+
+
+@pytest.mark.parametrize("folder", [ROOT / "lp", PKG / "sim"], ids=["lp", "sim"])
+def test_lp_and_engines_import_no_scheduler(folder: Path) -> None:
+    bad = [(p.relative_to(ROOT).as_posix(), m) for p in _sources(folder) for m in _imports(p)
+           if m == "coflowopt.schedulers" or m.startswith("coflowopt.schedulers.")]
+    assert not bad, f"imports of scheduler modules below {folder.name}/: {bad}"
+
+
+def test_no_family_imports_another() -> None:
+    bad = []
+    for fam in FAMILIES:
+        for p in _sources(PKG / "schedulers" / fam):
+            for m in _imports(p):
+                for other in FAMILIES:
+                    if other != fam and (m == f"coflowopt.schedulers.{other}"
+                                         or m.startswith(f"coflowopt.schedulers.{other}.")):
+                        bad.append((p.relative_to(ROOT).as_posix(), m))
+    assert not bad, f"cross-family imports: {bad}"
+
+
+def test_import_reads_the_files_it_claims() -> None:
+    # the checks above would pass on an empty tree: make sure they read real imports
+    imps = _imports(PKG / "schedulers" / "single" / "sincronia.py")
+    assert "coflowopt.orders.bssi" in imps and "coflowopt.sim.drive" in imps
+    assert "coflowopt.orders.bssi_trace" in _imports(ROOT / "lp" / "ordering.py")
+
+
+def test_import_coflowopt_stays_light() -> None:
+    code = ("import sys, coflowopt\n"
+            "bad = sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')\n"
+            "    or m.startswith('coflowopt.bench') or m.startswith('coflowopt.schedulers.')\n"
+            "    and m != 'coflowopt.schedulers.registry')\n"
+            "print(';'.join(bad))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    assert out.stdout.strip() == "", f"import coflowopt loaded: {out.stdout.strip()}"
