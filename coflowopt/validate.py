@@ -16,11 +16,16 @@ It returns a :class:`ValidSchedule` with the completion times that the metrics u
 :class:`InfeasibleSchedule` naming the first violation in the order above (within a kind: the
 earliest interval, then the lowest port or flow).  Tolerances are explicit and relative
 (:class:`Tolerance`).
+
+A schedule too large to store is checked as a stream of rate changes, with the same checks and
+messages: :class:`StreamValidator` (fed by the compiled simulators through :func:`stream_push`
+and :func:`stream_consume`) and :func:`validate_changes` (the same from arrays).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -30,12 +35,17 @@ from coflowopt.schedule import Schedule
 
 __all__ = [
     "InfeasibleSchedule",
+    "StreamState",
+    "StreamValidator",
     "Tolerance",
     "ValidSchedule",
     "Violation",
     "check",
     "check_all",
+    "readonly",
     "schedule_changes",
+    "stream_consume",
+    "stream_push",
     "validate",
     "validate_changes",
 ]
@@ -140,7 +150,7 @@ class _Analysis:
     """Computes every check once; violations are collected per kind in check order."""
 
     def __init__(self, inst: Instance, sched: Schedule | None, tol: Tolerance, limit: int,
-                 stream: _Stream | None = None):
+                 stream: StreamValidator | None = None):
         self.inst, self.s, self.tol, self.limit = inst, sched, tol, limit
         self.found: list[Violation] = []
         self.times: dict[str, np.ndarray] = {}
@@ -152,7 +162,7 @@ class _Analysis:
             self._negative()
             self._capacity()
             self._flow_times()
-        elif stream.report(self):
+        elif stream._report(self):
             return
         self._coflow_times()
         self._release()
@@ -420,47 +430,93 @@ class _Analysis:
 # -- the streaming form: the validator consumes rate changes as a simulator makes them ----------
 #
 # A simulator that would store hundreds of millions of segments (per-flow fair sharing on a
-# trace) hands its rate changes, in time order, to this state instead.  Checks 2 (negative
-# rates) and 3 (port capacity) and the flow times are computed on the fly in O(flows + ports)
-# memory; checks 4-7 then run on those times exactly as for a stored schedule.
+# trace) hands its rate changes, in time order, to a StreamValidator instead.  Checks 2
+# (negative rates) and 3 (port capacity) and the flow times are computed on the fly in
+# O(flows + ports) memory; checks 4-7 then run on those times exactly as for a stored schedule.
 
 _HIT_CAP, _HIT_NEG, _HIT_BAD = 0, 1, 2
-# the state tuple: (row, fl, start, comp, ports, load, cap, dirty, dmark, ctr, hit_i, hit_f,
-# tolv); ctr = (current breakpoint, dirty ports, three hit counts, changes seen).  Per-flow
-# state is kept in rows ordered by (ingress, egress) pair, one row of ``fl`` = (rate, since,
-# served, volume): a simulator changes the flows of a pair together, so the rows it touches
-# are adjacent (fair sharing: 187 million changes on FB2010).
+# counters: current breakpoint, dirty ports, the three hit counts, changes consumed
+_CTR_K, _CTR_DIRTY, _CTR_HITS, _CTR_CHANGES = 0, 1, 2, 5
+
+
+class StreamState(NamedTuple):
+    """The streaming validator's arrays, as compiled kernels receive them.
+
+    Per-flow state is kept in *rows* ordered by (ingress, egress) pair: a simulator changes the
+    flows of a pair together, so the rows it touches are adjacent (fair sharing: 187 million
+    changes on FB2010).  ``m`` is the number of ports; egress port ``p`` is ``m + p``.
+    """
+
+    row: np.ndarray         #: int32 ``[F]``: flow -> its row
+    flow: np.ndarray        #: float64 ``[F, 4]`` per row: rate, since (time), served, volume
+    start: np.ndarray       #: float64 ``[F]`` per row: first service (``inf`` before)
+    completion: np.ndarray  #: float64 ``[F]`` per row: completion (``inf`` before)
+    ports: np.ndarray       #: int32 ``[F, 2]`` per row: ingress, ``m`` + egress
+    load: np.ndarray        #: float64 ``[2m]``: current load per port
+    capacity: np.ndarray    #: float64 ``[2m]``
+    dirty: np.ndarray       #: int64 ``[2m]``: ports whose load changed in the open interval
+    dirty_mark: np.ndarray  #: bool ``[2m]``
+    counters: np.ndarray    #: int64 ``[6]``: breakpoint, dirty ports, 3 hit counts, changes
+    hit_index: np.ndarray   #: int64 ``[3, H, 2]``: (breakpoint, port or flow) per hit and kind
+    hit_value: np.ndarray   #: float64 ``[3, H]``: load, rate, ...
+    tolerance: np.ndarray   #: float64 ``[3]``: capacity_rtol, volume_rtol, atol
 
 
 @njit(cache=True)
 def _stream_close(load, cap, dirty, dmark, ctr, hit_i, hit_f, tolv):
     """Interval ``ctr[0]`` is over: check the ports whose load changed since the last check."""
-    for j in range(ctr[1]):
+    for j in range(ctr[_CTR_DIRTY]):
         u = dirty[j]
         dmark[u] = False
         if load[u] > cap[u] * (1.0 + tolv[0]) + tolv[2]:
-            _stream_hit(ctr, hit_i, hit_f, _HIT_CAP, ctr[0], u, load[u])
-    ctr[1] = 0
+            _stream_hit(ctr, hit_i, hit_f, _HIT_CAP, ctr[_CTR_K], u, load[u])
+    ctr[_CTR_DIRTY] = 0
 
 
 @njit(cache=True, inline="always")
 def _stream_hit(ctr, hit_i, hit_f, kind, k, idx, val):
-    n = ctr[2 + kind]
+    n = ctr[_CTR_HITS + kind]
     if n < hit_f.shape[1]:
         hit_i[kind, n, 0] = k
         hit_i[kind, n, 1] = idx
         hit_f[kind, n] = val
-        ctr[2 + kind] = n + 1
+        ctr[_CTR_HITS + kind] = n + 1
+
+
+@njit(cache=True, inline="always")
+def stream_push(buf_i, buf_d, n, flow, k, rate):
+    """Buffer one rate change: ``flow`` runs at ``rate`` from breakpoint ``k`` on.  Returns
+    the new count; when it reaches ``buf_d.size`` the caller hands the buffer to
+    :func:`stream_consume`.  The state stays out of this hot path: passing a tuple of arrays
+    costs reference counting on each of them."""
+    buf_i[0, n] = flow
+    buf_i[1, n] = k
+    buf_d[n] = rate
+    return n + 1
 
 
 @njit(cache=True)
-def _stream_consume(vs, buf_i, buf_d, n, bps):
-    """Apply ``n`` buffered changes: flow ``buf_i[0, j]`` runs at rate ``buf_d[j]`` from
-    breakpoint ``buf_i[1, j]`` (``buf_i[2]`` is scratch).  The state is unpacked once here:
-    unpacking a tuple of arrays per change costs reference counting that was 15x the work."""
-    row, fl, start, comp, ports, load, cap, dirty, dmark, ctr, hit_i, hit_f, tolv = vs
+def stream_consume(state, buf_i, buf_d, n, breakpoints):
+    """Apply the ``n`` buffered changes to ``state`` (a :class:`StreamState`); returns 0 (the
+    new buffer count).  Flow ``buf_i[0, j]`` runs at rate ``buf_d[j]`` from breakpoint
+    ``buf_i[1, j]``; ``buf_i[2]`` is scratch.  ``breakpoints`` must cover every buffered
+    breakpoint index.  The state is unpacked once here: unpacking it per change cost
+    reference counting that was 15x the work."""
+    row = state.row
+    fl = state.flow
+    start = state.start
+    comp = state.completion
+    ports = state.ports
+    load = state.load
+    cap = state.capacity
+    dirty = state.dirty
+    dmark = state.dirty_mark
+    ctr = state.counters
+    hit_i = state.hit_index
+    hit_f = state.hit_value
+    tolv = state.tolerance
     F = row.size
-    ctr[5] += n
+    ctr[_CTR_CHANGES] += n
     # the rows first, in a pass of independent loads the processor overlaps (one dependent
     # cache miss per change otherwise: 19 -> 12 ns a change for fair sharing's 188 M)
     for j in range(n):
@@ -470,19 +526,19 @@ def _stream_consume(vs, buf_i, buf_d, n, bps):
         f = buf_i[0, j]
         k = buf_i[1, j]
         new = buf_d[j]
-        if k != ctr[0]:
-            if k < ctr[0]:
+        if k != ctr[_CTR_K]:
+            if k < ctr[_CTR_K]:
                 _stream_hit(ctr, hit_i, hit_f, _HIT_BAD, k, f, new)  # out of time order
                 continue
             _stream_close(load, cap, dirty, dmark, ctr, hit_i, hit_f, tolv)
-            ctr[0] = k
+            ctr[_CTR_K] = k
         i = buf_i[2, j]
         if i < 0 or not np.isfinite(new):
             _stream_hit(ctr, hit_i, hit_f, _HIT_BAD, k, f, new)
             continue
         if new < -tolv[2]:
             _stream_hit(ctr, hit_i, hit_f, _HIT_NEG, k, f, new)
-        t = bps[k]
+        t = breakpoints[k]
         old = fl[i, 0]
         if old > 0.0:
             since = fl[i, 1]
@@ -501,37 +557,51 @@ def _stream_consume(vs, buf_i, buf_d, n, bps):
             load[u] += new - old
             if not dmark[u]:
                 dmark[u] = True
-                dirty[ctr[1]] = u
-                ctr[1] += 1
+                dirty[ctr[_CTR_DIRTY]] = u
+                ctr[_CTR_DIRTY] += 1
     return 0
 
 
-@njit(cache=True, inline="always")
-def _stream_push(buf_i, buf_d, nv, f, k, new):
-    """A simulator's hook: buffer one rate change.  The caller hands a full buffer
-    (``nv == buf_d.size``) to :func:`_stream_consume`; the state tuple stays out of the hot
-    path, where passing it costs reference counting on each of its arrays."""
-    buf_i[0, nv] = f
-    buf_i[1, nv] = k
-    buf_d[nv] = new
-    return nv + 1
-
-
 @njit(cache=True)
-def _stream_finish(vs, buf_i, buf_d, nv, bps):
+def _stream_finish(state, buf_i, buf_d, n, breakpoints):
     """The last buffered changes, then the check of the interval they leave open."""
-    _stream_consume(vs, buf_i, buf_d, nv, bps)
-    load, cap, dirty, dmark, ctr, hit_i, hit_f, tolv = vs[5:]
-    if ctr[0] < bps.size - 1:
-        _stream_close(load, cap, dirty, dmark, ctr, hit_i, hit_f, tolv)
+    stream_consume(state, buf_i, buf_d, n, breakpoints)
+    if state.counters[_CTR_K] < breakpoints.size - 1:
+        _stream_close(state.load, state.capacity, state.dirty, state.dirty_mark,
+                      state.counters, state.hit_index, state.hit_value, state.tolerance)
 
 
-class _Stream:
-    """The validator's state for one streamed schedule (see :func:`validate_changes`)."""
+class StreamValidator:
+    """The validator fed with a schedule's rate changes as a simulator makes them.
 
-    def __init__(self, inst: Instance, tol: Tolerance, limit: int = 20, size: int = 1 << 16,
-                 empty: bool = False):
-        # empty: a placeholder of the same types, for a kernel compiled with both modes
+    It makes the checks and gives the times of :func:`validate` (same tolerances and
+    messages) in memory proportional to the flows and ports, whatever the number of changes.
+    The protocol, for a compiled kernel or plain Python:
+
+    1. ``sv = StreamValidator(instance, tol)``; pass ``sv.state`` (a :class:`StreamState`)
+       and the buffer ``buf_i, buf_d = sv.buffer`` (int32 ``[3, size]``, float64 ``[size]``,
+       any pair of that shape may be used instead) to the kernel;
+    2. for every rate change, in time order (non-decreasing breakpoint index ``k``; the
+       changes at one breakpoint in any order, at most one per flow is cleanest):
+       ``n = stream_push(buf_i, buf_d, n, flow, k, rate)`` (``flow`` runs at ``rate`` from
+       breakpoint ``k`` until its next change; every flow starts at rate 0);
+    3. when ``n == buf_d.size``: ``n = stream_consume(sv.state, buf_i, buf_d, n, bps)``, with
+       ``bps`` breakpoint times covering every buffered ``k`` (a kernel may grow its array
+       between calls: only ``bps[k]`` of buffered changes is read);
+    4. at the end (every flow back at rate 0): ``sv.finish(bps, n)`` with the final
+       breakpoints (and ``buffer=`` the pair used, if not ``sv.buffer``);
+    5. ``sv.result(meta)``: the :class:`ValidSchedule` (``schedule`` is ``None``), or
+       :class:`InfeasibleSchedule` naming the first violation.
+
+    ``empty=True`` gives a placeholder of the same types (no flows, no ports) for a kernel
+    compiled once for both its storing and its streaming mode.  ``limit``: violations kept
+    per kind; ``size``: buffer length.
+    """
+
+    def __init__(self, instance: Instance, tol: Tolerance | None = None, *, limit: int = 20,
+                 size: int = 1 << 16, empty: bool = False):
+        inst = instance
+        tol = tol or Tolerance()
         F, m = (0, 0) if empty else (inst.n_flows, inst.ports)
         H = limit + 2 * m + 1  # an interval's overloads are all kept once the first is
         cap = np.concatenate([inst.fabric.capacity_in[:m], inst.fabric.capacity_out[:m]])
@@ -545,26 +615,56 @@ class _Stream:
         ports[:, 0] = src[by_pair]
         ports[:, 1] = dst[by_pair]
         ports[:, 1] += m
-        self.state = (row, fl, np.full(F, np.inf), np.full(F, np.inf), ports, np.zeros(2 * m),
-                      cap, np.zeros(2 * m, np.int64), np.zeros(2 * m, np.bool_),
-                      np.zeros(6, np.int64), np.zeros((3, H, 2), np.int64), np.zeros((3, H)),
-                      np.array([tol.capacity_rtol, tol.volume_rtol, tol.atol]))
+        self.state = StreamState(
+            row=row, flow=fl, start=np.full(F, np.inf), completion=np.full(F, np.inf),
+            ports=ports, load=np.zeros(2 * m), capacity=np.ascontiguousarray(cap, np.float64),
+            dirty=np.zeros(2 * m, np.int64), dirty_mark=np.zeros(2 * m, np.bool_),
+            counters=np.zeros(6, np.int64), hit_index=np.zeros((3, H, 2), np.int64),
+            hit_value=np.zeros((3, H)),
+            tolerance=np.array([tol.capacity_rtol, tol.volume_rtol, tol.atol]))
         self.buffer = (np.empty((3, size), np.int32), np.empty(size))
-        self.tol, self.limit = tol, limit
+        self.instance, self.tol, self.limit = inst, tol, limit
         self.breakpoints = np.zeros(1)
 
-    def finish(self, bps: np.ndarray, n: int) -> None:
-        """The simulator is done: apply the last ``n`` buffered changes."""
-        self.breakpoints = bps
-        _stream_finish(self.state, *self.buffer, n, bps)
+    @property
+    def changes(self) -> int:
+        """Rate changes consumed so far."""
+        return int(self.state.counters[_CTR_CHANGES])
 
-    def report(self, an: _Analysis) -> bool:
+    def consume(self, n: int, breakpoints: np.ndarray) -> int:
+        """Apply the first ``n`` changes of :attr:`buffer` (from Python); returns 0."""
+        return stream_consume(self.state, *self.buffer, n, breakpoints)
+
+    def finish(self, breakpoints: np.ndarray, n: int,
+               buffer: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """The simulator is done: apply the last ``n`` buffered changes (of ``buffer``, by
+        default :attr:`buffer`); ``breakpoints`` are the schedule's final breakpoints."""
+        self.breakpoints = np.asarray(breakpoints, dtype=np.float64)
+        _stream_finish(self.state, *(buffer or self.buffer), n, self.breakpoints)
+
+    def result(self, meta: dict | None = None, *, instance: Instance | None = None
+               ) -> ValidSchedule:
+        """The checked schedule's times (``meta`` gains ``rate_changes``), or
+        :class:`InfeasibleSchedule`.  ``instance``: check the releases, precedence and
+        metrics against this instance instead (same flows, e.g. releases known only after
+        the run)."""
+        inst = self.instance if instance is None else instance
+        an = _Analysis(inst, None, self.tol, self.limit, stream=self)
+        if an.found:
+            raise InfeasibleSchedule(an.found[0], an.found)
+        bps = self.breakpoints
+        meta = {**(meta or {}), "rate_changes": self.changes}
+        return ValidSchedule(inst, None, self.tol, **an.times, start=float(bps[0]),
+                             end=float(bps[-1]), meta=meta)
+
+    def _report(self, an: _Analysis) -> bool:
         """Add the streamed violations and flow times to ``an``; ``True`` when malformed."""
-        row, fl, start, comp = self.state[:4]
+        st = self.state
+        row, fl = st.row, st.flow
         rate = fl[row, 0]
-        ctr, hit_i, hit_f = self.state[9:12]
+        ctr, hit_i, hit_f = st.counters, st.hit_index, st.hit_value
         an.bps = self.breakpoints
-        bad = ctr[2 + _HIT_BAD]
+        bad = ctr[_CTR_HITS + _HIT_BAD]
         if bad or np.any(np.diff(an.bps) < 0):
             if bad:
                 k, f = (int(x) for x in hit_i[_HIT_BAD, 0])
@@ -581,21 +681,25 @@ class _Stream:
             an._add(Violation("malformed", f"flow {f} still has rate {rate[f]} at the last "
                               "breakpoint", flow=f))
             return True
-        for j in range(int(ctr[2 + _HIT_NEG])):
+        for j in range(int(ctr[_CTR_HITS + _HIT_NEG])):
             k, f = (int(x) for x in hit_i[_HIT_NEG, j])
             if an._negative_at(k, f, float(hit_f[_HIT_NEG, j])):
                 return False
         m = an.inst.ports
         hits = []
-        for j in range(int(ctr[2 + _HIT_CAP])):
+        for j in range(int(ctr[_CTR_HITS + _HIT_CAP])):
             k, u = (int(x) for x in hit_i[_HIT_CAP, j])
             hits.append((k, int(u >= m), u % m, float(hit_f[_HIT_CAP, j])))
         an._capacity_hits(hits)
-        an.served, an.flow_start, an.flow_completion = fl[row, 2], start[row], comp[row]
+        an.served, an.flow_start, an.flow_completion = fl[row, 2], st.start[row], \
+            st.completion[row]
         return False
 
 
-def _ro(a: np.ndarray) -> np.ndarray:
+def readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only, contiguous view of ``a`` (a copy only when it is not contiguous): the big
+    per-flow arrays go to a kernel without a copy, and numba compiles one specialization for
+    them whatever the caller's writability."""
     v = np.ascontiguousarray(a).view()
     v.flags.writeable = False
     return v
@@ -607,35 +711,25 @@ def validate_changes(instance: Instance, breakpoints: np.ndarray, flow: np.ndarr
     """Validate a schedule given as its rate changes in time order: flow ``flow[i]`` runs at
     ``rate[i]`` from breakpoint ``k[i]`` until its next change (every flow must end at rate 0).
     Same checks, tolerances and messages as :func:`validate`, in memory proportional to the
-    flows and ports, not to the changes; ``schedule`` of the result is ``None``."""
-    tol = tol or Tolerance()
+    flows and ports, not to the changes; ``schedule`` of the result is ``None``.  This is the
+    :class:`StreamValidator` protocol driven from arrays."""
     bps = np.asarray(breakpoints, dtype=np.float64)
-    st = _Stream(instance, tol)
-    buf_i, buf_d = st.buffer
+    sv = StreamValidator(instance, tol)
+    buf_i, buf_d = sv.buffer
     n = len(flow)
     size = buf_d.size
+    rest = 0
     for a in range(0, n, size):
         b = min(a + size, n)
         buf_i[0, : b - a] = flow[a:b]
         buf_i[1, : b - a] = k[a:b]
         buf_d[: b - a] = rate[a:b]
         if b - a == size:
-            _stream_consume(st.state, buf_i, buf_d, size, bps)
+            sv.consume(size, bps)
         else:
-            st.finish(bps, b - a)
-    if n % size == 0:
-        st.finish(bps, 0)
-    return _stream_result(instance, st)
-
-
-def _stream_result(instance: Instance, st: _Stream, meta: dict | None = None) -> ValidSchedule:
-    an = _Analysis(instance, None, st.tol, st.limit, stream=st)
-    if an.found:
-        raise InfeasibleSchedule(an.found[0], an.found)
-    bps = st.breakpoints
-    meta = {**(meta or {}), "rate_changes": int(st.state[9][5])}
-    return ValidSchedule(instance, None, st.tol, **an.times, start=float(bps[0]),
-                         end=float(bps[-1]), meta=meta)
+            rest = b - a
+    sv.finish(bps, rest)
+    return sv.result()
 
 
 def schedule_changes(schedule: Schedule) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -21,6 +21,13 @@ from coflowopt import (
     validate_changes,
 )
 from coflowopt.schedulers import sequential
+from coflowopt.validate import (
+    StreamState,
+    StreamValidator,
+    readonly,
+    stream_consume,
+    stream_push,
+)
 
 TWO = build_instance(2, coflows=[CoflowSpec([(0, 0, 2.0), (0, 1, 2.0)], id="A"),
                                  CoflowSpec([(1, 1, 3.0)], id="B", release=1.0)])
@@ -314,3 +321,45 @@ def test_stream_agrees_with_stored(inst: Instance, data: st.DataObject) -> None:
     want = check_all(inst, bad, limit=1000)
     assert want
     assert [_where(v) for v in _streamed(inst, bad)][:1] == [_where(want[0])]
+
+
+@settings(max_examples=40, deadline=None)
+@given(instances())
+def test_stream_validator_protocol(inst: Instance) -> None:
+    """The documented protocol (push in time order, consume when the buffer is full, finish,
+    result) with a 3-change buffer, so that every schedule takes several consumes."""
+    s = sequential(inst)
+    want = validate(inst, s)
+    flow, k, rate = schedule_changes(s)
+    sv = StreamValidator(inst, size=3)
+    assert isinstance(sv.state, StreamState) and sv.state.row.size == inst.n_flows
+    buf_i, buf_d = sv.buffer
+    n = 0
+    for f, kk, r in zip(flow.tolist(), k.tolist(), rate.tolist(), strict=True):
+        n = stream_push(buf_i, buf_d, n, f, kk, r)
+        if n == buf_d.size:
+            n = stream_consume(sv.state, buf_i, buf_d, n, s.breakpoints)
+    sv.finish(s.breakpoints, n)
+    got = sv.result({"engine": "test"})
+    assert got.schedule is None and got.meta == {"engine": "test", "rate_changes": len(flow)}
+    for name in ("flow_start", "flow_completion", "coflow_completion", "job_completion"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+
+
+def test_stream_validator_names_a_violation() -> None:
+    # flow 0 at rate 3 on ingress 0 (capacity 1), pushed through the public hooks
+    sv = StreamValidator(TWO)
+    buf_i, buf_d = sv.buffer
+    bps = np.array([0.0, 1.0, 2.0])
+    n = stream_push(buf_i, buf_d, 0, 0, 0, 3.0)
+    n = stream_push(buf_i, buf_d, n, 0, 1, 0.0)
+    sv.finish(bps, n)
+    with pytest.raises(InfeasibleSchedule) as e:
+        sv.result()
+    assert (e.value.violation.kind, e.value.violation.port) == ("capacity", "in 0")
+
+
+def test_readonly_is_a_view() -> None:
+    a = np.arange(5)
+    v = readonly(a)
+    assert not v.flags.writeable and np.shares_memory(a, v) and a.flags.writeable

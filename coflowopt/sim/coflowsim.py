@@ -51,7 +51,7 @@ from numba import njit
 
 from coflowopt.model import Fabric, Instance
 from coflowopt.schedule import Schedule
-from coflowopt.sim.segstore import _gather, _new_store, _put, _set_end
+from coflowopt.sim.segstore import gather_segments, new_store, put_segment, set_segment_end
 from coflowopt.validate import Tolerance
 
 __all__ = [
@@ -778,7 +778,7 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
     nmc = np.zeros(n_in, dtype=np.int64)
     nrc = np.zeros(n_out, dtype=np.int64)
     # segments (flow, first quantum, last quantum exclusive, bytes per quantum)
-    buf_i, buf_d, chunks_i, chunks_d = _new_store()  # see _run_flow
+    buf_i, buf_d, chunks_i, chunks_d = new_store()  # see _run_flow
     nseg = 0
     last_seg = np.full(nf, -1, dtype=np.int64)  # a flow's latest full-rate segment,
     last_end = np.zeros(nf, dtype=np.int64)  # where it ends
@@ -917,15 +917,15 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                             full = st - 1 if fin else st
                             if full > 0 and x0 != x:
                                 if last_seg[f] >= 0 and last_end[f] == q0 and last_d[f] == d:
-                                    _set_end(buf_i, chunks_i, nseg, last_seg[f], q0 + full)
+                                    set_segment_end(buf_i, chunks_i, nseg, last_seg[f], q0 + full)
                                 else:  # a new rate: a new segment
                                     last_seg[f] = nseg
                                     last_d[f] = d
-                                    nseg = _put(buf_i, buf_d, chunks_i, chunks_d, nseg, f, q0,
-                                                q0 + full, d)
+                                    nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg,
+                                                       f, q0, q0 + full, d)
                                 last_end[f] = q0 + full
                             if fin:
-                                nseg = _put(buf_i, buf_d, chunks_i, chunks_d, nseg, f,
+                                nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, f,
                                             q0 + st - 1, q0 + st, bl)
                         rem[f] = x
                         if fin:
@@ -984,7 +984,7 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                         # coflow's last quantum (CoflowSim sends it just after)
                         for f in range(flow_ptr[red_ptr[j]], flow_ptr[red_ptr[j + 1]]):
                             if not done[f]:
-                                nseg = _put(buf_i, buf_d, chunks_i, chunks_d, nseg, f,
+                                nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, f,
                                             q0 + steps - 1, q0 + steps, rem[f])
                                 rem[f] = 0.0
                                 done[f] = True
@@ -1007,7 +1007,7 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                                 su, ru, sb, rb, edf, edf_key, nmc, nrc)
             i += steps
         t_ms = t_next
-    seg_i, seg_d = _gather(buf_i, buf_d, chunks_i, chunks_d, nseg)
+    seg_i, seg_d = gather_segments(buf_i, buf_d, chunks_i, chunks_d, nseg)
     return start, finish, seg_i[0], seg_i[1], seg_i[2], seg_d
 
 
@@ -1094,7 +1094,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
     # segments go to fixed buffers flushed into chunk lists: no array is reallocated inside
     # the event loop (a loop-carried, reallocatable array made the re-time loop 3x slower)
     # (flow, first quantum, last quantum exclusive; bytes per quantum)
-    buf_i, buf_d, chunks_i, chunks_d = _new_store()
+    buf_i, buf_d, chunks_i, chunks_d = new_store()
     nseg = 0
     cur = 0
     active_jobs = 0
@@ -1110,7 +1110,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                 if g >= 0:
                     x0 = x[g]
                     x[g], _, _, _ = _advance(x0, d[g], qa - tq[g], zero)
-                    nseg = _put(buf_i, buf_d, chunks_i, chunks_d, nseg, g, tq[g], qa, d[g])
+                    nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, g, tq[g], qa, d[g])
                     tq[g] = qa
         while cur < n:
             j = cur
@@ -1189,7 +1189,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                                     stats[1] += 1
                                     x0 = x[g]
                                     x[g], _, _, _ = _advance(x0, d[g], qn - tq[g], zero)
-                                    nseg = _put(buf_i, buf_d, chunks_i, chunks_d, nseg, g,
+                                    nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, g,
                                                 tq[g], qn, d[g])
                                     d[g] = nd
                                     tq[g] = qn
@@ -1220,7 +1220,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                     if old >= 0 and not done[old]:
                         x0 = x[old]
                         x[old], _, _, _ = _advance(x0, d[old], qn - tq[old], zero)
-                        nseg = _put(buf_i, buf_d, chunks_i, chunks_d, nseg, old, tq[old], qn,
+                        nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, old, tq[old], qn,
                                     d[old])
                         d[old] = 0.0
                         tq[old] = qn
@@ -1257,9 +1257,9 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                         _bq_insert(head, bnext, bprev, bkey, g, min(tq[g] + st - 1, nb - 1))
                     continue
                 n_fin += 1
-                nseg = _put(buf_i, buf_d, chunks_i, chunks_d, nseg, g,
+                nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, g,
                                                         tq[g], q, d[g])
-                nseg = _put(buf_i, buf_d, chunks_i, chunks_d, nseg, g,
+                nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, g,
                                                         q, q + 1, bl)
                 x[g] = xg
                 tq[g] = q + 1
@@ -1302,7 +1302,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
             stats[0] += 1
             qn = q + 1
         t_ms += epoch_ms
-    seg_i, seg_d = _gather(buf_i, buf_d, chunks_i, chunks_d, nseg)
+    seg_i, seg_d = gather_segments(buf_i, buf_d, chunks_i, chunks_d, nseg)
     return start, finish, seg_i[0], seg_i[1], seg_i[2], seg_d, stats
 
 

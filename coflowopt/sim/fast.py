@@ -40,17 +40,22 @@ import numpy as np
 from numba import njit
 
 from coflowopt.model import Instance
+from coflowopt.orders import _bssi
 from coflowopt.schedule import Schedule
-from coflowopt.sim.orders import _bssi
-from coflowopt.sim.segstore import _CHUNK, _gather, _new_store, _put, release_free_memory
+from coflowopt.sim.segstore import (
+    CHUNK,
+    gather_segments,
+    new_store,
+    put_segment,
+    release_free_memory,
+)
 from coflowopt.validate import (
+    StreamValidator,
     Tolerance,
     ValidSchedule,
-    _ro,
-    _Stream,
-    _stream_consume,
-    _stream_push,
-    _stream_result,
+    readonly,
+    stream_consume,
+    stream_push,
 )
 
 __all__ = ["KIND_DCLAS", "KIND_SINCRONIA", "KIND_STATIC", "KIND_VARYS", "fast_simulate"]
@@ -67,7 +72,7 @@ TINY = 1e-12
 
 
 @njit(cache=True, inline="always")
-def _hpush(hk, hv, n, key, val):
+def heap_push(hk, hv, n, key, val):
     """Push ``(key, val)`` on a min-heap (ties by ``val``) with room for it."""
     i = n
     while i > 0:
@@ -84,7 +89,7 @@ def _hpush(hk, hv, n, key, val):
 
 
 @njit(cache=True, inline="always")
-def _hpop(hk, hv, n):
+def heap_pop(hk, hv, n):
     """Drop the top of the heap; returns the new size."""
     n -= 1
     k, v = hk[n], hv[n]
@@ -194,7 +199,7 @@ def _xdown(hk, heap, where, n, i):
 
 
 @njit(cache=True, inline="always")
-def _xset(hk, heap, where, n, f, k):
+def indexed_set(hk, heap, where, n, f, k):
     """Insert item ``f`` with key ``k``, or move it to key ``k``; returns the new size."""
     i = where[f]
     if i < 0:
@@ -213,7 +218,7 @@ def _xset(hk, heap, where, n, f, k):
 
 
 @njit(cache=True, inline="always")
-def _xdel(hk, heap, where, n, f):
+def indexed_delete(hk, heap, where, n, f):
     """Remove item ``f`` if present; returns the new size."""
     i = where[f]
     if i < 0:
@@ -241,7 +246,7 @@ def _grow(a, n):
 
 
 @njit(cache=True, inline="always")
-def _next_breakpoint(bps, kk, t, tn):
+def next_breakpoint(bps, kk, t, tn):
     """Move to the next event time ``tn`` (a new breakpoint when it is later than ``t``);
     returns ``(bps, kk, t, tol)``.  Events within ``tol`` of ``t`` (a few dozen ulps) happen
     at ``t``: enough for rounding, small enough that a flow declared done early misses only
@@ -255,7 +260,7 @@ def _next_breakpoint(bps, kk, t, tn):
 
 
 @njit(cache=True)
-def _admissions(n_pred, release):
+def admission_heap(n_pred, release):
     """The admission heap ``(keys, coflows, size)`` with room for every coflow, holding those
     without predecessors at their release times."""
     C = release.size
@@ -264,19 +269,19 @@ def _admissions(n_pred, release):
     na = 0
     for c in range(C):
         if n_pred[c] == 0:
-            na = _hpush(ak, av, na, release[c], c)
+            na = heap_push(ak, av, na, release[c], c)
     return ak, av, na
 
 
 @njit(cache=True, inline="always")
-def _release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na):
+def release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na):
     """Coflow ``c`` completed at ``t``: a successor whose last predecessor it was becomes
     admissible at ``max(release, t)`` (pushed on the admission heap ``ak, av`` of size ``na``)."""
     for j in range(succ_ptr[c], succ_ptr[c + 1]):
         s = succ[j]
         n_pred[s] -= 1
         if n_pred[s] == 0:
-            na = _hpush(ak, av, na, max(release[s], t), s)
+            na = heap_push(ak, av, na, max(release[s], t), s)
     return na
 
 
@@ -331,15 +336,15 @@ def _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, buf_i, buf_d, chunks_i, chun
         retime[n_re] = c
         n_re += 1
     if lean:
-        ns = _stream_push(buf_i, buf_d, ns, f, kk, nx)
+        ns = stream_push(buf_i, buf_d, ns, f, kk, nx)
     else:
-        ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, old)
+        ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, old)
     opened[f] = kk
     x[f] = nx
     if nx > 0.0:
-        nq = _xset(qkey, qheap, qwhere, nq, f, t + rem[f] / nx)
+        nq = indexed_set(qkey, qheap, qwhere, nq, f, t + rem[f] / nx)
     else:
-        nq = _xdel(qkey, qheap, qwhere, nq, f)
+        nq = indexed_delete(qkey, qheap, qwhere, nq, f)
     return ns, nq, n_re
 
 
@@ -458,7 +463,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     # finished and new heads (at most one each per pair)
     wh = np.empty(4 * m + 2 * m * m + 16, dtype=np.int64)
     # admissions (each coflow once); flow completions and D-CLAS crossings (indexed)
-    ak, av, na = _admissions(n_pred, release)
+    ak, av, na = admission_heap(n_pred, release)
     qkey = np.empty(F)
     qheap = np.empty(F, dtype=np.int32)
     qwhere = np.full(F, -1, dtype=np.int32)
@@ -471,7 +476,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     bps = np.empty(1024)
     bps[0] = t0
     kk = 0
-    buf_i, buf_d, chunks_i, chunks_d = _new_store()  # (flow, first bp, last bp; rate)
+    buf_i, buf_d, chunks_i, chunks_d = new_store()  # (flow, first bp, last bp; rate)
     ns = 0
     load_in = np.zeros(m)
     load_out = np.zeros(m)
@@ -489,12 +494,12 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         # 1. admissions at t
         while na > 0 and ak[0] <= t:
             c = av[0]
-            na = _hpop(ak, av, na)
+            na = heap_pop(ak, av, na)
             admitted[c] = t
             ctl[c] = t
             if left[c] == 0:
                 n_done += 1
-                na = _release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
+                na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
             else:
                 active[c] = True
                 queue[c] = 0
@@ -685,8 +690,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     ns, nq, n_re = _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, buf_i, buf_d,
                                              chunks_i, chunks_d, ns, qkey, qheap, qwhere, nq,
                                              csent, ctl, crate, retime, n_re, flagged, lean)
-                    if lean and ns == _CHUNK:
-                        ns = _stream_consume(vs, buf_i, buf_d, ns, bps)
+                    if lean and ns == CHUNK:
+                        ns = stream_consume(vs, buf_i, buf_d, ns, bps)
             full = False
         elif n_fin > 0 and refill:
             # 3. cascade: repair the greedy allocation after flow completions
@@ -790,8 +795,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                                                  buf_i, buf_d, chunks_i, chunks_d, ns, qkey,
                                                  qheap, qwhere, nq, csent, ctl, crate, retime,
                                                  n_re, flagged, lean)
-                        if lean and ns == _CHUNK:
-                            ns = _stream_consume(vs, buf_i, buf_d, ns, bps)
+                        if lean and ns == CHUNK:
+                            ns = stream_consume(vs, buf_i, buf_d, ns, bps)
                 live_in = abs(dcap_in[s_]) > TINY * cap_in[s_]
                 live_out = abs(dcap_out[d_]) > TINY * cap_out[d_]
                 top, nw = _offer(top, _walk(s_, idx_in[g], s_ * lcap + cnt_in[s_], live_in,
@@ -826,9 +831,9 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     ctl[c] = t
                     gap = thresholds[queue[c]] * norm[c] - csent[c]
                     tc = t + max(gap, 0.0) / crate[c]
-                    nt = _xset(tkey, theap, twhere, nt, c, tc)
+                    nt = indexed_set(tkey, theap, twhere, nt, c, tc)
                 else:
-                    nt = _xdel(tkey, theap, twhere, nt, c)
+                    nt = indexed_delete(tkey, theap, twhere, nt, c)
         n_re = 0
         n_events += 1
         # 4. the next event
@@ -842,7 +847,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         if tn == np.inf:
             return (bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), -1, n_events, n_full,
                     n_visits)
-        bps, kk, t, tol = _next_breakpoint(bps, kk, t, tn)
+        bps, kk, t, tol = next_breakpoint(bps, kk, t, tn)
         # 5. flow completions
         while nq > 0 and qkey[0] <= t + tol:
             f = qheap[0]
@@ -850,8 +855,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             ns, nq, n_re = _set_rate(f, 0.0, t, kk, fc, x, rem, tl, opened, buf_i, buf_d,
                                      chunks_i, chunks_d, ns, qkey, qheap, qwhere, nq, csent,
                                      ctl, crate, retime, n_re, flagged, lean)
-            if lean and ns == _CHUNK:
-                ns = _stream_consume(vs, buf_i, buf_d, ns, bps)
+            if lean and ns == CHUNK:
+                ns = stream_consume(vs, buf_i, buf_d, ns, bps)
             rem[f] = 0.0
             fin = _grow(fin, n_fin)
             fin[n_fin] = f
@@ -861,17 +866,17 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             if left[c] == 0:
                 active[c] = False
                 n_done += 1
-                nt = _xdel(tkey, theap, twhere, nt, c)
+                nt = indexed_delete(tkey, theap, twhere, nt, c)
                 if kind == KIND_SINCRONIA or kind == KIND_VARYS or not refill:
                     full = True
-                na = _release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
+                na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
         # 6. D-CLAS threshold crossings: demote, keeping the FIFO order of simultaneous ones
         if kind == KIND_DCLAS:
             nmov = 0
             mv = np.empty(0, dtype=np.int64)
             while nt > 0 and tkey[0] <= t + tol:
                 c = theap[0]
-                nt = _xdel(tkey, theap, twhere, nt, c)
+                nt = indexed_delete(tkey, theap, twhere, nt, c)
                 mv = _grow(mv, nmov)
                 mv[nmov] = c
                 nmov += 1
@@ -901,7 +906,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                         full = True
                     if not full and q < n_thr and crate[c] > 0.0:
                         tc = t + max(thresholds[q] * norm[c] - csent[c], 0.0) / crate[c]
-                        nt = _xset(tkey, theap, twhere, nt, c, tc)
+                        nt = indexed_set(tkey, theap, twhere, nt, c, tc)
             if full:
                 # the full recomputation re-times every active coflow
                 for c in range(C):
@@ -916,11 +921,11 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     for f in range(F):
         if x[f] > 0.0:
             if lean:
-                ns = _stream_push(buf_i, buf_d, ns, f, kk, 0.0)
-                if ns == _CHUNK:
-                    ns = _stream_consume(vs, buf_i, buf_d, ns, bps)
+                ns = stream_push(buf_i, buf_d, ns, f, kk, 0.0)
+                if ns == CHUNK:
+                    ns = stream_consume(vs, buf_i, buf_d, ns, bps)
             else:
-                ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, x[f])
+                ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, x[f])
     # the segments are joined by the caller, once this frame's working arrays are gone
     return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), 0, n_events, n_full, n_visits
 
@@ -953,12 +958,12 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
 
     # the per-flow arrays go as read-only views in their own dtype (int32 ports and coflows),
     # not converted copies: they are the big ones
-    stream = _Stream(inst, check or Tolerance(), empty=check is None)
+    stream = StreamValidator(inst, check or Tolerance(), empty=check is None)
     i64 = np.int64
     bps, store, status, events, n_full, n_visits = _run(
-        arr(inst.coflow_flows_ptr, None, i64), _ro(inst.coflow_flow_order),
-        _ro(inst.flow_coflow), _ro(inst.flow_src), _ro(inst.flow_dst),
-        _ro(inst.flow_volume), arr(rel, None),
+        arr(inst.coflow_flows_ptr, None, i64), readonly(inst.coflow_flow_order),
+        readonly(inst.flow_coflow), readonly(inst.flow_src), readonly(inst.flow_dst),
+        readonly(inst.flow_volume), arr(rel, None),
         arr(inst.coflow_weight, None), n_pred, succ_ptr, succ,
         arr(inst.fabric.capacity_in, None), arr(inst.fabric.capacity_out, None), int(kind),
         arr(key, np.zeros(C)), arr(thresholds, np.zeros(0)), arr(norm, np.ones(C)),
@@ -970,10 +975,9 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
     meta = {"events": int(events), "recomputations": int(n_full), "refill": bool(refill),
             "cascade_visits": int(n_visits), "engine": "fast"}
     if check is not None:
-        stream.buffer = store[:2]
-        stream.finish(bps, store[4])
-        return _stream_result(inst, stream, meta)
+        stream.finish(bps, store[4], buffer=store[:2])
+        return stream.result(meta)
     release_free_memory()
-    seg_i, seg_d = _gather(*store)
+    seg_i, seg_d = gather_segments(*store)
     del store
     return Schedule.from_segments(bps, seg_i[0], seg_d, seg_i[1], seg_i[2], meta=meta)

@@ -28,23 +28,22 @@ from numba import njit
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.fast import (
-    _admissions,
-    _hpop,
-    _hpush,
-    _next_breakpoint,
-    _release_successors,
-    _xdel,
-    _xset,
+    admission_heap,
+    heap_pop,
+    heap_push,
+    indexed_delete,
+    indexed_set,
+    next_breakpoint,
+    release_successors,
 )
-from coflowopt.sim.segstore import _CHUNK, _gather, _new_store, _put
+from coflowopt.sim.segstore import CHUNK, gather_segments, new_store, put_segment
 from coflowopt.validate import (
+    StreamValidator,
     Tolerance,
     ValidSchedule,
-    _ro,
-    _Stream,
-    _stream_consume,
-    _stream_push,
-    _stream_result,
+    readonly,
+    stream_consume,
+    stream_push,
 )
 
 __all__ = ["fast_fair"]
@@ -102,7 +101,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     pheap = np.empty(2 * m, dtype=np.int64)
     pwhere = np.full(2 * m, -1, dtype=np.int64)
     # events: admissions (each coflow once), next completion per pair
-    ak, av, na = _admissions(n_pred, release)
+    ak, av, na = admission_heap(n_pred, release)
     due_t = np.full(P, np.inf)
     tmin = np.full(P, np.inf)  # the pair's first target (its heap's top, kept in cache)
     fresh = np.zeros(P, dtype=np.bool_)  # due_t to recompute
@@ -114,7 +113,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     bps = np.empty(1024)
     bps[0] = t0
     kk = 0
-    buf_i, buf_d, chunks_i, chunks_d = _new_store()  # (pair, first bp, last bp; rate)
+    buf_i, buf_d, chunks_i, chunks_d = new_store()  # (pair, first bp, last bp; rate)
     ns = 0
     t = t0
     n_done = 0
@@ -124,7 +123,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
         # 1. admissions at t
         while na > 0 and ak[0] <= t:
             c = av[0]
-            na = _hpop(ak, av, na)
+            na = heap_pop(ak, av, na)
             for i in range(ptr[c], ptr[c + 1]):
                 f = order[i]
                 if volume[f] <= 0.0:
@@ -156,16 +155,16 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 join[f] = kk
                 if lean and rate[p] > 0.0:
                     # joins at the pair's rate; a change at this event follows below
-                    ns = _stream_push(buf_i, buf_d, ns, f, kk, rate[p])
-                    if ns == _CHUNK:
-                        ns = _stream_consume(vs, buf_i, buf_d, ns, bps)
-                hsize[p] = _hpush(htarget[pstart[p]:pstart[p + 1]],
+                    ns = stream_push(buf_i, buf_d, ns, f, kk, rate[p])
+                    if ns == CHUNK:
+                        ns = stream_consume(vs, buf_i, buf_d, ns, bps)
+                hsize[p] = heap_push(htarget[pstart[p]:pstart[p + 1]],
                                   hflow[pstart[p]:pstart[p + 1]], hsize[p], S[p] + volume[f], f)
                 tmin[p] = htarget[pstart[p]]
                 fresh[p] = True
             if left[c] == 0:
                 n_done += 1
-                na = _release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
+                na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
         if n_done == C:
             break
         # 2. max-min fair rates by water filling over the ports
@@ -175,20 +174,20 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
             u = busy[j]
             R[u] = cap[u]
             K[u] = kport[u]
-            nh = _xset(pkey, pheap, pwhere, nh, u, R[u] / K[u])
+            nh = indexed_set(pkey, pheap, pwhere, nh, u, R[u] / K[u])
         while nh > 0:
             # keys are lower bounds (a port's share only rises as pairs freeze elsewhere), so
             # the top is re-keyed until its key is exact: the same ports, in the same order, at
             # the same levels as updating every key at every freeze, with far fewer heap moves
             u = pheap[0]
             if K[u] < 0.5:  # every flow through it is frozen
-                nh = _xdel(pkey, pheap, pwhere, nh, u)
+                nh = indexed_delete(pkey, pheap, pwhere, nh, u)
                 continue
             lev = max(R[u], 0.0) / K[u]
             if lev > pkey[0]:
-                nh = _xset(pkey, pheap, pwhere, nh, u, lev)
+                nh = indexed_set(pkey, pheap, pwhere, nh, u, lev)
                 continue
-            nh = _xdel(pkey, pheap, pwhere, nh, u)
+            nh = indexed_delete(pkey, pheap, pwhere, nh, u)
             for j in range(deg[u]):
                 p = adj[u, j]
                 if frz[p, 0] == wf:
@@ -210,11 +209,12 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 ts[p] = t
                 if lean:
                     for i in range(pstart[p], pstart[p] + hsize[p]):
-                        ns = _stream_push(buf_i, buf_d, ns, hflow[i], kk, nr)
-                        if ns == _CHUNK:
-                            ns = _stream_consume(vs, buf_i, buf_d, ns, bps)
+                        ns = stream_push(buf_i, buf_d, ns, hflow[i], kk, nr)
+                        if ns == CHUNK:
+                            ns = stream_consume(vs, buf_i, buf_d, ns, bps)
                 else:
-                    ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk, rate[p])
+                    ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk,
+                                     rate[p])
                 opened[p] = kk
                 rate[p] = nr
                 fresh[p] = True
@@ -231,7 +231,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
         if tn == np.inf:
             return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), join, done_at, -1, \
                 n_events
-        bps, kk, t, tol = _next_breakpoint(bps, kk, t, tn)
+        bps, kk, t, tol = next_breakpoint(bps, kk, t, tn)
         # 5. flow completions: pairs whose first target is reached
         n_due = 0
         for j in range(n_act):
@@ -252,12 +252,12 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
             while hsize[p] > 0 and (due or htarget[a] <= vt):
                 due = False
                 f = hflow[a]
-                hsize[p] = _hpop(htarget[a:pstart[p + 1]], hflow[a:pstart[p + 1]], hsize[p])
+                hsize[p] = heap_pop(htarget[a:pstart[p + 1]], hflow[a:pstart[p + 1]], hsize[p])
                 done_at[f] = kk
                 if lean:
-                    ns = _stream_push(buf_i, buf_d, ns, f, kk, 0.0)
-                    if ns == _CHUNK:
-                        ns = _stream_consume(vs, buf_i, buf_d, ns, bps)
+                    ns = stream_push(buf_i, buf_d, ns, f, kk, 0.0)
+                    if ns == CHUNK:
+                        ns = stream_consume(vs, buf_i, buf_d, ns, bps)
                 cnt[p] -= 1
                 u, w = np.int64(src[f]), m + np.int64(dst[f])
                 adjc[u, slot[p, 0]] = cnt[p]
@@ -281,7 +281,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                         deg[x] = last
                     # its last segment closes now; it restarts at rate 0 if flows come back
                     if not lean:
-                        ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk,
+                        ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk,
                                   rate[p])
                     opened[p] = kk
                     rate[p] = 0.0
@@ -289,18 +289,18 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 left[c] -= 1
                 if left[c] == 0:
                     n_done += 1
-                    na = _release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
+                    na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
             tmin[p] = htarget[a] if hsize[p] > 0 else np.inf
             fresh[p] = True
     for p in range(P):
         if cnt[p] > 0 and rate[p] > 0.0:
             if lean:
                 for i in range(pstart[p], pstart[p] + hsize[p]):
-                    ns = _stream_push(buf_i, buf_d, ns, hflow[i], kk, 0.0)
-                    if ns == _CHUNK:
-                        ns = _stream_consume(vs, buf_i, buf_d, ns, bps)
+                    ns = stream_push(buf_i, buf_d, ns, hflow[i], kk, 0.0)
+                    if ns == CHUNK:
+                        ns = stream_consume(vs, buf_i, buf_d, ns, bps)
             else:
-                ns = _put(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk, rate[p])
+                ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk, rate[p])
     return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), join, done_at, 0, n_events
 
 
@@ -374,10 +374,11 @@ def fast_fair(instance: Instance, *, check: Tolerance | None = None
     pair = pair.astype(np.int32)
     pstart = np.zeros(int(pair.max(initial=-1)) + 2, dtype=np.int64)
     np.cumsum(np.bincount(pair, minlength=pstart.size - 1), out=pstart[1:])
-    stream = _Stream(inst, check or Tolerance(), empty=check is None)
+    stream = StreamValidator(inst, check or Tolerance(), empty=check is None)
     bps, store, join, done_at, status, events = _run_fair(
-        np.array(inst.coflow_flows_ptr, dtype=np.int64), _ro(inst.coflow_flow_order),
-        _ro(inst.flow_coflow), _ro(inst.flow_src), _ro(inst.flow_dst), _ro(inst.flow_volume),
+        np.array(inst.coflow_flows_ptr, dtype=np.int64), readonly(inst.coflow_flow_order),
+        readonly(inst.flow_coflow), readonly(inst.flow_src), readonly(inst.flow_dst),
+        readonly(inst.flow_volume),
         rel, n_pred, succ_ptr, succ, np.array(inst.fabric.capacity_in, dtype=np.float64),
         np.array(inst.fabric.capacity_out, dtype=np.float64), pair, pstart, float(t0),
         check is not None, stream.state)
@@ -387,10 +388,9 @@ def fast_fair(instance: Instance, *, check: Tolerance | None = None
         raise SimulationError("the fair engine stalled: active coflows but no pending event")
     meta = {"events": int(events), "engine": "fast"}
     if check is not None:
-        stream.buffer = store[:2]
-        stream.finish(bps, store[4])
-        return _stream_result(inst, stream, meta)
-    seg_i, seg_d = _gather(*store)
+        stream.finish(bps, store[4], buffer=store[:2])
+        return stream.result(meta)
+    seg_i, seg_d = gather_segments(*store)
     del store
     # pair segments in time order per pair (they were recorded in time order overall)
     by = np.argsort(seg_i[0], kind="stable")
