@@ -41,6 +41,20 @@ it beats exponential, gamma and lognormal on both AIC and the Kolmogorov-Smirnov
 0.046 against 0.166, 0.067 and 0.053); the first coflow arrives at 0 and arrival times are the
 running sums rounded to whole ms.
 
+*Load.*  ``load=rho`` scales every inter-arrival gap by one factor (drawn the same way, so only
+the arrival times change) such that the offered load, the **mean port utilisation over the
+arrival span**, is ``rho``::
+
+    rho = V / (m * B * T)        V = total MB of all flows, m = ports, B = capacity (MB/ms),
+                                 T = last release - first release (ms)
+
+Each flow crosses one ingress and one egress port, so this is the mean over the ``2 m`` ports
+of (MB through the port) / (``B * T``): the fraction of the arrival span an average port would
+be busy at full rate.  It says nothing about skew: the busiest ports of an FB-like instance are
+loaded far more than the mean (with ``rho = 1`` some are overloaded several times over).
+Without ``load`` the Weibull arrivals of FB2010 give ``rho`` of 0.2-0.8 for 100 coflows on 150
+ports (the total MB is heavy-tailed, the span is not).
+
 *Ports.*  ``M`` mapper ports and ``R`` reducer ports are drawn uniformly without replacement from
 ``range(ports)``, independently for the two sides (a mapper and a reducer may share an index).
 ``M`` and ``R`` are capped at ``ports``.
@@ -436,6 +450,7 @@ def synthetic_trace(
     ports: int = 150,
     params: FBLikeParams | None = None,
     capacity: float = GBPS_MB_PER_MS,
+    load: float | None = None,
 ) -> Instance:
     """A synthetic FB-like trace of ``n_coflows`` coflows on ``ports`` ports.
 
@@ -444,6 +459,13 @@ def synthetic_trace(
     whole-ms arrival times, each reducer's MB split evenly over the coflow's mappers (flows
     reducer-major within a coflow).  The same ``seed`` gives the same instance; all randomness
     comes from ``numpy.random.default_rng(seed)``.
+
+    ``load``: ``None`` (default) keeps the fitted FB2010 arrivals; a number ``rho > 0`` scales
+    all inter-arrival gaps by one factor so that the offered load, ``V / (m * B * T)`` (total MB
+    over ports x capacity in MB/ms x arrival span in ms; the mean port utilisation over the
+    arrival span, see the module docstring), is ``rho``.  Flows and the seeded draws are the
+    same as without it; arrivals are still rounded to whole ms, so the load is ``rho`` up to a
+    relative ``0.5 / T``.  Needs ``n_coflows >= 2``.
     """
     if isinstance(n_coflows, bool) or not isinstance(n_coflows, int | np.integer):
         raise TypeError(f"n_coflows: expected an integer, got {n_coflows!r}")
@@ -451,6 +473,12 @@ def synthetic_trace(
         raise ValueError(f"n_coflows: must be >= 0, got {n_coflows}")
     if isinstance(ports, bool) or not isinstance(ports, int | np.integer) or ports < 1:
         raise ValueError(f"ports: expected an integer >= 1, got {ports!r}")
+    if load is not None:
+        if isinstance(load, bool) or not isinstance(load, int | float | np.number) \
+                or not (np.isfinite(load) and load > 0):
+            raise ValueError(f"load: expected a number > 0 (or None), got {load!r}")
+        if n_coflows < 2:
+            raise ValueError(f"load: needs n_coflows >= 2 (an arrival span), got {n_coflows}")
     n, ports = int(n_coflows), int(ports)
     params = FBLikeParams() if params is None else params
     rng = np.random.default_rng(seed)
@@ -499,7 +527,16 @@ def synthetic_trace(
 
     # 4. arrivals: first at 0, then Weibull gaps, rounded to whole ms
     gaps = params.interarrival_scale * rng.weibull(params.interarrival_shape, max(n - 1, 0))
-    arrival = np.rint(np.concatenate([[0.0], np.cumsum(gaps)]))[:n]
+    if load is None:
+        arrival = np.rint(np.concatenate([[0.0], np.cumsum(gaps)]))[:n]
+    else:
+        # rho = V / (m B T): the span T that gives the target, reached by scaling every gap
+        total_mb = float((red_units * np.repeat(m, r)).sum())
+        cum = np.concatenate([[0.0], np.cumsum(gaps)])[:n]
+        arrival = np.rint(cum * (total_mb / (ports * capacity * float(load)) / cum[-1]))
+        if arrival[-1] <= 0:
+            raise ValueError(f"load: {load} compresses all arrivals into 0 ms "
+                             f"({total_mb:g} MB on {ports} ports); ask for a lower load")
 
     # 5. expand to M x R flows exactly as parse_trace does (reducer-major, MB_r / M per flow)
     flows = m * r
