@@ -19,8 +19,8 @@ The file format (all field paths in error messages are 0-based, e.g. ``scheduler
 
     [[workloads]]
     name = "fb-like-150"                  # required, unique
-    generator = "synthetic"               # required: see coflowopt.bench.workload_generators()
-    params = { n_coflows = 150, ports = 150 }   # the generator's keyword arguments
+    generator = "synthetic"               # required: a name in coflowopt.workloads.generators()
+    params = { n_coflows = 150, ports = 150 }   # its parameters (checked here, by type)
     seeds = [0]                           # optional: overrides the suite's seeds
 
     [[schedulers]]
@@ -79,8 +79,9 @@ class SuiteError(ValueError):
 
 @dataclass(frozen=True)
 class WorkloadSpec:
-    """One workload: a registered generator (see :func:`~coflowopt.bench.workload_generators`)
-    and its keyword arguments.  ``seeds`` overrides the suite's seeds for this workload."""
+    """One workload: a generator of :mod:`coflowopt.workloads.registry` (its name as written,
+    canonical or an alias) and its parameters.  ``seeds`` overrides the suite's seeds for this
+    workload."""
 
     name: str
     generator: str
@@ -462,8 +463,8 @@ def _check_coflowsim(suite: Suite, s: SchedulerSpec, i: int) -> None:
 
 
 def _check_suite(suite: Suite) -> None:
-    from coflowopt.bench.workloads import get_generator, resolve_path_params
     from coflowopt.schedulers import registry
+    from coflowopt.workloads.registry import ParamError, generator
 
     if not suite.workloads:
         raise _err(suite, "workloads", "no workloads")
@@ -486,15 +487,14 @@ def _check_suite(suite: Suite) -> None:
                        f"duplicate workload name {w.name!r} (also workloads[{seen[w.name]}])")
         seen[w.name] = i
         try:
-            gen = get_generator(w.generator)
+            gen = generator(w.generator)
         except KeyError as exc:
             raise _err(suite, f"workloads[{i}].generator", exc.args[0]) from None
-        _bind(gen.func, w.params, {"seed": 0}, suite, f"workloads[{i}]")
-        try:
-            resolve_path_params(gen, w.params, suite.base_dir)
-        except FileNotFoundError as exc:
-            key = exc.args[0] if exc.args else "path"
-            raise _err(suite, f"workloads[{i}].params.{key}", exc.args[1]) from None
+        try:  # names, types, required ones, files: all before anything runs
+            gen.parse(w.params, base_dir=suite.base_dir)
+        except ParamError as exc:
+            where = f"workloads[{i}].params" + (f".{exc.field}" if exc.field else "")
+            raise _err(suite, where, f"{exc.problem} (generator {gen.name!r})") from None
     reg = registry()
     labels: dict[str, int] = {}
     for i, s in enumerate(suite.schedulers):

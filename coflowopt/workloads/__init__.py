@@ -1,6 +1,17 @@
-"""Workloads: trace files and seeded generators, all producing :class:`coflowopt.Instance`."""
+"""Workloads: trace files and seeded generators, all producing :class:`coflowopt.Instance`.
 
-from coflowopt.workloads import dags, synthetic
+Every generator is in one table, :mod:`coflowopt.workloads.registry` (``generator(name)``,
+``generators()``, ``build(name, params, seed)``), which ``coflowopt gen`` and bench suites use.
+"""
+
+from coflowopt.workloads import dags, registry, synthetic
+from coflowopt.workloads.registry import (
+    Generator,
+    ParamError,
+    build,
+    generator,
+    generators,
+)
 from coflowopt.workloads.synthetic import FBLikeParams, synthetic_trace, trace_statistics
 from coflowopt.workloads.trace import (
     GBPS_MB_PER_MS,
@@ -15,12 +26,18 @@ from coflowopt.workloads.trace import (
 __all__ = [
     "GBPS_MB_PER_MS",
     "FBLikeParams",
+    "Generator",
+    "ParamError",
     "TraceFormatError",
+    "build",
     "dags",
     "find_fb2010",
     "format_trace",
+    "generator",
+    "generators",
     "parse_trace",
     "read_trace",
+    "registry",
     "synthetic",
     "synthetic_trace",
     "trace_statistics",

@@ -191,3 +191,44 @@ def test_coflowsim_semantics_rejected(tmp_path: Path, entry: str, field: str,
     with pytest.raises(SuiteError) as err:
         load_suite(write(tmp_path, text))
     assert field in str(err.value) and fragment in str(err.value)
+
+
+# -- workload generators: the registry's names and parameter types, checked at parse time -----
+
+
+@pytest.mark.parametrize(("old", "new", "fragments"), [
+    ("n_coflows = 12", 'n_coflows = "ten"',
+     ("workloads[0].params.n_coflows: expected int, got 'ten'", "'synthetic'")),
+    ("n_coflows = 12", "n_coflows = 12, load = \"high\"",
+     ("workloads[0].params.load: expected float or None, got 'high'",)),
+    ('weight = "uniform"', 'weight = "heavy"',
+     ("workloads[1].params.weight: expected one of 'unit', 'uniform', got 'heavy'",)),
+    ("ports = 6,", 'ports = 6, mix = { shares = [1, "a"] },',
+     ("workloads[1].params.mix.shares[1]: expected float, got 'a'",)),
+    ("ports = 6,", "ports = 6, seed = 3,", ("workloads[1].params.seed", "not a parameter")),
+])
+def test_mistyped_workload_parameter_rejected_at_parse_time(
+        tmp_path: Path, old: str, new: str, fragments: tuple[str, ...]) -> None:
+    text = tiny_suite()
+    assert old in text
+    _rejected(tmp_path, text.replace(old, new, 1), *fragments)
+
+
+def test_int_accepted_for_float_parameter(tmp_path: Path) -> None:
+    text = tiny_suite().replace("n_coflows = 12", "n_coflows = 12, load = 1, capacity = 1")
+    s = load_suite(write(tmp_path, text))
+    assert s.workloads[0].params["load"] == 1  # kept as written (task keys stay stable)
+
+
+def test_alias_generator_names_still_parse_and_build(tmp_path: Path) -> None:
+    from coflowopt.bench.workloads import build_workload
+
+    text = tiny_suite().replace('generator = "tpcds_like"', 'generator = "tpcds"')
+    s = load_suite(write(tmp_path, text))
+    w = s.workloads[1]
+    assert w.generator == "tpcds"  # as written
+    assert build_workload(w.generator, w.params, 0) == build_workload("tpcds_like", w.params, 0)
+    trees = ('[[workloads]]\nname = "f"\ngenerator = "fan-out"\nparams = { n_jobs = 2 }\n')
+    load_suite(write(tmp_path, tiny_suite(workloads=trees)))
+    clash = trees.replace("n_jobs = 2", 'n_jobs = 2, kind = "fan-in"')
+    _rejected(tmp_path, tiny_suite(workloads=clash), "workloads[0].params.kind", "conflicts")
