@@ -7,6 +7,7 @@ traces in the coflow-benchmark format, or JSON instances (``.json`` / ``.json.gz
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,7 +25,7 @@ __all__ = ["COMMAND_MODULES", "main"]
 COMMAND_MODULES: tuple[str, ...] = (
     "coflowopt.bench.cli",
     "coflowopt.proofs_check.cli",
-    "coflowopt.sim.cli",
+    "coflowopt.cli_run",
 )
 
 
@@ -193,7 +194,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_schedulers(args: argparse.Namespace) -> int:
     from coflowopt.schedulers import registry
 
-    print(f"{'name':<11} {'semantics':<10} {'family':<9} {'kind':<8} {'clairv.':<8} "
+    print(f"{'name':<11} {'semantics':<10} {'family':<9} {'kind':<8} {'clairvoyant':<12} "
           f"{'DAGs':<5} {'factor':<7} {'objective':<30} summary")
     for info in registry(None).values():
         dags = "needs" if info.needs_starts_after else ("yes" if info.multistage else "no")
@@ -270,6 +271,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     np.set_printoptions(linewidth=120)
     try:
         return int(args.func(args))
+    except BrokenPipeError:
+        # the reader went away (``| head``): stop quietly, and keep Python's exit-time flush of
+        # stdout from raising again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (InstanceError, InterchangeError, ScheduleError, FileNotFoundError, ValueError,
             KeyError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+import pytest
 from hypothesis import strategies as st
 
 from coflowopt import CoflowSpec, Instance, JobSpec, build_instance
 from coflowopt.proofs_check.instances import example2  # the stored reference instance
 
-__all__ = ["example2", "example_e1", "instances"]
+__all__ = ["example2", "example_e1", "fb2010_prefix", "instances"]
 
 
 @st.composite
@@ -53,3 +56,19 @@ def example_e1() -> Instance:
         CoflowSpec([(0, 1, 4.0)], id="C2"),
         CoflowSpec([(1, 2, 3.0)], id="C3"),
     ])
+
+
+@lru_cache(maxsize=4)
+def fb2010_prefix(n: int) -> Instance:
+    """The first ``n`` coflows of the FB2010 trace (the test is skipped without the trace)."""
+    from coflowopt.workloads import find_fb2010, read_trace
+
+    path = find_fb2010()
+    if path is None:
+        pytest.skip("FB2010 trace not found (set COFLOWOPT_FB2010)")
+    inst = read_trace(path)
+    keep = inst.flow_coflow < n
+    return Instance.from_arrays(inst.fabric, inst.flow_src[keep], inst.flow_dst[keep],
+                                inst.flow_volume[keep], inst.flow_coflow[keep],
+                                coflow_release=inst.coflow_release[:n],
+                                coflow_id=inst.coflow_id[:n], time_unit=inst.time_unit)

@@ -42,6 +42,7 @@ __all__ = [
     "get",
     "register",
     "registry",
+    "unregister",
 ]
 
 SEMANTICS = ("fluid", "coflowsim")
@@ -305,12 +306,14 @@ def _params_from_signature(func: Callable[..., Any], name: str) -> type:
 
 def register(name: str, *, kind: str, clairvoyant: bool, factor: str | None = None,
              objective: str = "sum of weighted CCT", summary: str = "",
-             multistage: bool = False, family: str = "plugin",
+             multistage: bool = False, family: str = "plugin", starts_after: bool = True,
              needs_starts_after: bool = False, needs_deadlines: bool = False
              ) -> Callable[[Callable[..., Schedule]], Callable[..., Schedule]]:
     """Decorator for plugins: add ``func(instance, *, seed=None, **params) -> Schedule`` under
     ``name`` (fluid semantics).  Its keyword-only parameters become the parameter dataclass
-    (annotated with a plain type: checked; otherwise unchecked)."""
+    (annotated with a plain type: checked; otherwise unchecked).  ``multistage``: designed for
+    job DAGs (:attr:`SchedulerInfo.job_objective`); ``starts_after=False``: refuse instances
+    with precedence edges."""
     def deco(func: Callable[..., Schedule]) -> Callable[..., Schedule]:
         params_cls = _params_from_signature(func, name)
 
@@ -321,7 +324,7 @@ def register(name: str, *, kind: str, clairvoyant: bool, factor: str | None = No
         doc = (func.__doc__ or "").strip().splitlines()
         info = SchedulerInfo(name, f"{func.__module__}:{func.__name__}", None, kind, clairvoyant,
                              family, summary or (doc[0] if doc else ""), factor=factor,
-                             objective=objective, multistage=multistage,
+                             objective=objective, multistage=starts_after or multistage,
                              needs_starts_after=needs_starts_after,
                              needs_deadlines=needs_deadlines, job_objective=multistage,
                              _impl=impl, _params=params_cls)
@@ -329,3 +332,16 @@ def register(name: str, *, kind: str, clairvoyant: bool, factor: str | None = No
         return func
 
     return deco
+
+
+def unregister(name: str, semantics: str = "fluid") -> None:
+    """Remove a plugin's entry (and its aliases); built-in entries stay."""
+    key = (semantics, name.lower())
+    info = _REGISTRY.get(key)
+    if info is None:
+        return
+    if info in _TABLE:
+        raise ValueError(f"scheduler {name!r} is built in; it cannot be removed")
+    del _REGISTRY[key]
+    for a in info.aliases:
+        _ALIASES.pop((semantics, a.lower()), None)

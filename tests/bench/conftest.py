@@ -23,8 +23,8 @@ def _forget_test_schedulers():
     (one that runs every registered scheduler, say) meets them."""
     yield
     reg = importlib.import_module("coflowopt.schedulers.registry")
-    for name in [n for n in reg._REGISTRY if n.startswith("bench-test-")]:
-        del reg._REGISTRY[name]
+    for name in [n for n in reg.registry() if n.startswith("bench-test-")]:
+        reg.unregister(name)
     sys.modules.pop("bench_plugins", None)
 
 

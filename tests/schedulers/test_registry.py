@@ -11,9 +11,9 @@ from coflowopt.schedulers import SchedulerInfo, UnsupportedInstance, get, regist
 
 
 def _dag():
-    return build_instance(2, coflows=[CoflowSpec([(0, 1, 1.0)], job=0),
-                                      CoflowSpec([(1, 0, 1.0)], job=0)],
-                          jobs=[JobSpec(id="j7")], starts_after=[(0, 1)])
+    return build_instance(2, jobs=[JobSpec([CoflowSpec([(0, 1, 1.0)]),
+                                            CoflowSpec([(1, 0, 1.0)])],
+                                           starts_after=[(0, 1)], id="j7")])
 
 
 def test_every_entry_resolves_and_has_a_params_dataclass() -> None:
