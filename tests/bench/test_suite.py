@@ -179,7 +179,7 @@ def test_coflowsim_semantics_entries(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("entry", "field", "fragment"), [
     ('name = "sebf"\nsemantics = "java"', "schedulers[0].semantics", "unknown semantics"),
-    ('name = "sincronia"\nsemantics = "coflowsim"', "schedulers[0].name", "CoflowSim"),
+    ('name = "sincronia"\nsemantics = "coflowsim"', "schedulers[0].name", "(coflowsim)"),
     ('name = "sebf"\nsemantics = "coflowsim"\nparams = { quantum = 3 }',
      "schedulers[0].params.quantum", "unknown parameter"),
     ('name = "sebf"\nsemantics = "coflowsim"\nparams = { quantum_ms = 3 }',
