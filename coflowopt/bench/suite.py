@@ -43,7 +43,6 @@ The file format (all field paths in error messages are 0-based, e.g. ``scheduler
 from __future__ import annotations
 
 import importlib
-import inspect
 import json
 import math
 import os
@@ -67,11 +66,6 @@ __all__ = [
     "parse_suite",
     "suite_from_dict",
 ]
-
-#: Modules imported before scheduler names are resolved: the core registry and the simulator's
-#: online policies (absent modules are skipped).
-BUILTIN_SCHEDULER_MODULES: tuple[str, ...] = ("coflowopt.schedulers", "coflowopt.sim")
-
 
 class SuiteError(ValueError):
     """A suite that cannot run; the message names the file and the field path."""
@@ -378,13 +372,8 @@ def load_suite(path: str | os.PathLike[str], *, check: bool = True) -> Suite:
 
 
 def import_plugins(modules: Sequence[str] = ()) -> None:
-    """Import the built-in scheduler modules (skipping absent ones) and ``modules``."""
-    for name in BUILTIN_SCHEDULER_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
+    """Import the plugin ``modules`` (they add schedulers with
+    :func:`coflowopt.schedulers.register`); the built-in schedulers need no import."""
     for name in modules:
         importlib.import_module(name)
 
@@ -417,53 +406,10 @@ def _err(suite: Suite, where: str, msg: str) -> SuiteError:
     return SuiteError(f"{suite.source}: {where}: {msg}")
 
 
-def _bind(func: Any, params: Mapping[str, Any], fixed: Mapping[str, Any], suite: Suite,
-          where: str) -> None:
-    try:
-        sig = inspect.signature(func)
-    except (TypeError, ValueError):
-        return
-    has_var_kw = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
-    for k in params:
-        if k in fixed:
-            raise _err(suite, f"{where}.params.{k}", "set by the harness; remove it")
-        if not has_var_kw and k not in sig.parameters:
-            known = ", ".join(p for p in sig.parameters if p not in fixed) or "(none)"
-            raise _err(suite, f"{where}.params.{k}", f"unknown parameter (known: {known})")
-    try:
-        sig.bind(**fixed, **params)
-    except TypeError as exc:
-        missing = [p.name for p in sig.parameters.values()
-                   if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-                   and p.name not in params and p.name not in fixed]
-        if missing:
-            raise _err(suite, f"{where}.params.{missing[0]}", "missing (required parameter)") \
-                from None
-        raise _err(suite, f"{where}.params", str(exc)) from None
-
-
-def _check_coflowsim(suite: Suite, s: SchedulerSpec, i: int) -> None:
-    import dataclasses
-
-    from coflowopt.sim.coflowsim import COFLOWSIM_SCHEDULERS, CoflowSimParams
-
-    if s.name.lower() not in COFLOWSIM_SCHEDULERS:
-        raise _err(suite, f"schedulers[{i}].name",
-                   f"unknown CoflowSim scheduler {s.name!r} "
-                   f"(known: {', '.join(sorted(COFLOWSIM_SCHEDULERS))})")
-    fields = {f.name for f in dataclasses.fields(CoflowSimParams)}
-    for k in s.params:
-        if k not in fields:
-            raise _err(suite, f"schedulers[{i}].params.{k}",
-                       f"unknown parameter (known: {', '.join(sorted(fields))})")
-    try:
-        CoflowSimParams(**s.params)
-    except (TypeError, ValueError) as exc:
-        raise _err(suite, f"schedulers[{i}].params", str(exc)) from None
-
-
 def _check_suite(suite: Suite) -> None:
-    from coflowopt.schedulers import registry
+    from coflowopt.params import ParamsError
+    from coflowopt.schedulers import get
+    from coflowopt.schedulers.registry import SEMANTICS
     from coflowopt.workloads.registry import ParamError, generator
 
     if not suite.workloads:
@@ -475,7 +421,6 @@ def _check_suite(suite: Suite) -> None:
             import_plugins([mod])
         except ImportError as exc:
             raise _err(suite, f"imports[{i}]", f"cannot import {mod!r}: {exc}") from None
-    import_plugins()
     known = known_metrics()
     for i, m in enumerate(suite.metrics):
         if m not in known:
@@ -495,31 +440,27 @@ def _check_suite(suite: Suite) -> None:
         except ParamError as exc:
             where = f"workloads[{i}].params" + (f".{exc.field}" if exc.field else "")
             raise _err(suite, where, f"{exc.problem} (generator {gen.name!r})") from None
-    reg = registry()
     labels: dict[str, int] = {}
     for i, s in enumerate(suite.schedulers):
-        if s.semantics not in ("fluid", "coflowsim"):
+        if s.semantics not in SEMANTICS:
             raise _err(suite, f"schedulers[{i}].semantics",
-                       f"unknown semantics {s.semantics!r} (known: fluid, coflowsim)")
-        if s.semantics == "coflowsim":
-            _check_coflowsim(suite, s, i)
-            if s.label in labels:
-                raise _err(suite, f"schedulers[{i}].label",
-                           f"duplicate label {s.label!r} (also schedulers[{labels[s.label]}]); "
-                           "give each run of the same scheduler its own label")
-            labels[s.label] = i
-            continue
-        if s.name not in reg:
-            names = ", ".join(reg) or "(none)"
-            raise _err(suite, f"schedulers[{i}].name",
-                       f"unknown scheduler {s.name!r} (known: {names})")
+                       f"unknown semantics {s.semantics!r} (known: {', '.join(SEMANTICS)})")
+        try:
+            info = get(s.name, s.semantics)
+        except KeyError as exc:
+            raise _err(suite, f"schedulers[{i}].name", exc.args[0]) from None
         if s.label in labels:
             raise _err(suite, f"schedulers[{i}].label",
                        f"duplicate label {s.label!r} (also schedulers[{labels[s.label]}]); "
                        "give each run of the same scheduler its own label")
         labels[s.label] = i
-        _bind(reg[s.name].func, s.params, {"instance": None, "seed": None}, suite,
-              f"schedulers[{i}]")
+        for k in s.params:
+            if k in ("instance", "seed"):
+                raise _err(suite, f"schedulers[{i}].params.{k}", "set by the harness; remove it")
+        try:
+            info.make_params(s.params, where=f"schedulers[{i}].params")
+        except (ParamsError, ValueError) as exc:
+            raise SuiteError(f"{suite.source}: {exc}") from None
         try:
             json.dumps(s.params, sort_keys=True)
         except TypeError as exc:
