@@ -601,29 +601,49 @@ class StreamValidator:
     def __init__(self, instance: Instance, tol: Tolerance | None = None, *, limit: int = 20,
                  size: int = 1 << 16, empty: bool = False):
         inst = instance
-        tol = tol or Tolerance()
         F, m = (0, 0) if empty else (inst.n_flows, inst.ports)
+        self._setup(inst.flow_src[:F], inst.flow_dst[:F], inst.flow_volume[:F],
+                    inst.fabric.capacity_in[:m], inst.fabric.capacity_out[:m], tol, limit, size)
+        self.instance: Instance | None = inst
+
+    @classmethod
+    def from_flows(cls, src: np.ndarray, dst: np.ndarray, volume: np.ndarray,
+                   capacity_in: np.ndarray, capacity_out: np.ndarray,
+                   tol: Tolerance | None = None, *, limit: int = 20, size: int = 1 << 16
+                   ) -> StreamValidator:
+        """A validator for flows given as columns (``m = capacity_in.size`` ports), when the
+        instance is built only after the run; :meth:`result` then needs ``instance=``."""
+        sv = cls.__new__(cls)
+        sv._setup(np.asarray(src), np.asarray(dst), np.asarray(volume, dtype=np.float64),
+                  np.asarray(capacity_in, dtype=np.float64),
+                  np.asarray(capacity_out, dtype=np.float64), tol, limit, size)
+        sv.instance = None
+        return sv
+
+    def _setup(self, src: np.ndarray, dst: np.ndarray, volume: np.ndarray, cap_in: np.ndarray,
+               cap_out: np.ndarray, tol: Tolerance | None, limit: int, size: int) -> None:
+        tol = tol or Tolerance()
+        F, m = src.size, cap_in.size
         H = limit + 2 * m + 1  # an interval's overloads are all kept once the first is
-        cap = np.concatenate([inst.fabric.capacity_in[:m], inst.fabric.capacity_out[:m]])
-        src, dst = inst.flow_src[:F], inst.flow_dst[:F]
+        cap = np.concatenate([cap_in, cap_out]).astype(np.float64)
         by_pair = np.argsort(src.astype(np.int64) * max(m, 1) + dst, kind="stable")
         row = np.empty(F, np.int32)
         row[by_pair] = np.arange(F, dtype=np.int32)
         fl = np.zeros((F, 4))
-        fl[:, 3] = inst.flow_volume[:F][by_pair]
+        fl[:, 3] = volume[by_pair]
         ports = np.empty((F, 2), np.int32)
         ports[:, 0] = src[by_pair]
         ports[:, 1] = dst[by_pair]
         ports[:, 1] += m
         self.state = StreamState(
             row=row, flow=fl, start=np.full(F, np.inf), completion=np.full(F, np.inf),
-            ports=ports, load=np.zeros(2 * m), capacity=np.ascontiguousarray(cap, np.float64),
+            ports=ports, load=np.zeros(2 * m), capacity=cap,
             dirty=np.zeros(2 * m, np.int64), dirty_mark=np.zeros(2 * m, np.bool_),
             counters=np.zeros(6, np.int64), hit_index=np.zeros((3, H, 2), np.int64),
             hit_value=np.zeros((3, H)),
             tolerance=np.array([tol.capacity_rtol, tol.volume_rtol, tol.atol]))
         self.buffer = (np.empty((3, size), np.int32), np.empty(size))
-        self.instance, self.tol, self.limit = inst, tol, limit
+        self.tol, self.limit = tol, limit
         self.breakpoints = np.zeros(1)
 
     @property
@@ -649,6 +669,8 @@ class StreamValidator:
         metrics against this instance instead (same flows, e.g. releases known only after
         the run)."""
         inst = self.instance if instance is None else instance
+        if inst is None:
+            raise ValueError("StreamValidator.result: built from flows, it needs instance=")
         an = _Analysis(inst, None, self.tol, self.limit, stream=self)
         if an.found:
             raise InfeasibleSchedule(an.found[0], an.found)

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -52,7 +52,13 @@ from numba import njit
 from coflowopt.model import Fabric, Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.segstore import gather_segments, new_store, put_segment, set_segment_end
-from coflowopt.validate import Tolerance
+from coflowopt.validate import (
+    StreamValidator,
+    Tolerance,
+    ValidSchedule,
+    stream_consume,
+    stream_push,
+)
 
 __all__ = [
     "COFLOWSIM_CLAIRVOYANT",
@@ -122,17 +128,21 @@ class CoflowSimResult:
 
     ``instance``: the transformed instance the schedule is for (CoflowSim's flows in MB,
     releases at the admission epochs; coflows in the original instance's order);
-    ``schedule``; ``start``/``finish``/``cct``: per coflow, ms, as CoflowSim prints them;
-    ``runtime``: CPU seconds of the simulation (model, kernel and schedule).
+    ``schedule``: the stored schedule, ``None`` when the run was streamed into the validator
+    (``check``); ``valid``: then the :class:`~coflowopt.ValidSchedule` (its breakpoint
+    indices, in violation messages, are quanta); ``start``/``finish``/``cct``: per coflow, ms,
+    as CoflowSim prints them; ``runtime``: CPU seconds of the simulation (model, kernel and
+    schedule, or the streamed validation).
     """
 
     scheduler: str
     instance: Instance
-    schedule: Schedule
+    schedule: Schedule | None
     start: np.ndarray
     finish: np.ndarray
     runtime: float
     params: CoflowSimParams = field(repr=False)
+    valid: ValidSchedule | None = field(default=None, repr=False)
 
     @property
     def cct(self) -> np.ndarray:
@@ -143,11 +153,15 @@ class CoflowSimResult:
         """The validator tolerance of CoflowSim's finishing rule: a flow is done when at most
         ``Constants.ZERO`` bytes (1e-3 / 2^20 MB) are left; the relative slack of 1e-12 only
         covers the rounding of the validator's own sums over a flow's segments."""
-        return Tolerance(volume_rtol=1e-12, atol=self.params.zero / MIB)
+        return _mode_tolerance(self.params)
 
     @property
     def average_cct(self) -> float:
         return float(self.cct.mean()) if self.cct.size else 0.0
+
+
+def _mode_tolerance(params: CoflowSimParams) -> Tolerance:
+    return Tolerance(volume_rtol=1e-12, atol=params.zero / MIB)
 
 
 class JavaRandom:
@@ -732,10 +746,185 @@ def _layout(lst, ns, red_ptr, flow_ptr, red_done, done, laid):
                 laid[f] = (not red_done[r]) and (not done[f])
 
 
+# -- streaming: the rate changes go to the validator as a kernel makes them -------------------
+#
+# With ``lean`` the kernels store nothing: each segment the stored schedule would hold becomes
+# rate changes (in MB/ms, on the transformed instance's flows ``where[f]``, at breakpoint =
+# quantum index), in time order, with the drift of each flow's last segment applied as
+# _close_drift applies it (same sums, same order, so the same floats).  _run_flow makes its
+# changes in time order already; _run_coflow advances a whole window of quanta at once, so its
+# changes are collected per window (_wseg) and sorted by quantum (_wflush) before they go.
+
+
+@njit(cache=True, inline="always")
+def _sfill(tbp, tinfo, k, quantum_ms):
+    """Breakpoint times up to quantum ``k`` (``tinfo[1]``: how many are filled)."""
+    while tinfo[1] <= k:
+        tbp[tinfo[1]] = np.float64(tinfo[1]) * quantum_ms
+        tinfo[1] += 1
+
+
+@njit(cache=True)
+def _sflush(vs, sbuf_i, sbuf_d, n, tbp, tinfo, quantum_ms, lpos):
+    """Hand the ``n`` buffered changes to the validator; returns how many stay buffered.
+    ``tinfo[0]``: the first quantum with a change (the stored schedule's first breakpoint),
+    ``tinfo[2]``: the last one handed over.  With ``lpos`` (see :func:`_spush`) the changes
+    at the last buffered quantum stay (moved to the front), so a later change of the same
+    flow at that quantum can still replace its change."""
+    if n == 0:
+        return 0
+    if tinfo[0] < 0:
+        tinfo[0] = sbuf_i[1, 0]
+    m = n
+    if lpos.size > 0:
+        while m > 0 and sbuf_i[1, m - 1] == sbuf_i[1, n - 1]:
+            m -= 1
+        if m == 0:  # all at one quantum: they go
+            m = n
+    tinfo[2] = sbuf_i[1, m - 1]
+    _sfill(tbp, tinfo, tinfo[2], quantum_ms)
+    stream_consume(vs, sbuf_i, sbuf_d, m, tbp)
+    for j in range(m, n):
+        sbuf_i[0, j - m] = sbuf_i[0, j]
+        sbuf_i[1, j - m] = sbuf_i[1, j]
+        sbuf_d[j - m] = sbuf_d[j]
+        lpos[sbuf_i[0, j]] = j - m
+    return n - m
+
+
+@njit(cache=True)
+def _stream_end(sbuf_i, n, tbp, tinfo, quantum_ms):
+    """The breakpoint times of a streamed run: quanta ``0 ..`` its last change (the first
+    change's quantum goes to ``tinfo[0]`` if no buffer was consumed yet)."""
+    if n > 0:
+        if tinfo[0] < 0:
+            tinfo[0] = sbuf_i[1, 0]
+        tinfo[2] = sbuf_i[1, n - 1]
+    _sfill(tbp, tinfo, tinfo[2], quantum_ms)
+    return tbp[: tinfo[2] + 1]
+
+
+@njit(cache=True, inline="always")
+def _spush(vs, sbuf_i, sbuf_d, n, tbp, tinfo, f, k, rate, quantum_ms, lpos):
+    """Buffer one change of flow ``f`` (time order is the caller's); a second change of ``f``
+    at the same quantum replaces the first (``lpos[f]``: the buffer slot of its last change),
+    as the stored schedule holds no empty segment; a full buffer goes to the validator."""
+    j = lpos[f]
+    if 0 <= j < n and sbuf_i[0, j] == f and sbuf_i[1, j] == k:
+        sbuf_d[j] = rate
+        return n
+    lpos[f] = n
+    n = stream_push(sbuf_i, sbuf_d, n, f, k, rate)
+    if n == sbuf_d.size:
+        n = _sflush(vs, sbuf_i, sbuf_d, n, tbp, tinfo, quantum_ms, lpos)
+    return n
+
+
+@njit(cache=True, inline="always")
+def _last_rate(d, a, b, sent, volume, quantum_ms):
+    """A flow's last segment (``d`` bytes per quantum over quanta ``a..b``) in MB/ms with the
+    flow's drift (``sent``: MB of its earlier segments), exactly as _close_drift computes it."""
+    r = d / 1048576.0 / quantum_ms
+    dur = (b - a) * quantum_ms
+    return max(r + (volume - (sent + r * dur)) / dur, 0.0)
+
+
+@njit(cache=True, inline="always")
+def _wseg(f, a, b, d, last, quantum_ms, pend, fvol, wf, wk, wr, nw, nlist, nl):
+    """The streaming twin of put_segment in _run_coflow: segment ``a..b`` of flow ``f`` at
+    ``d`` bytes per quantum, as window changes.  ``pend[f]`` = (first, last, MB/ms, MB sent
+    before it) of the flow's open segment, whose end may still move (``last`` = -1: none);
+    ``last``: the flow is done and this is its last segment.  Returns ``(nw, nl)``."""
+    if not (b > a and d != 0.0):  # put_segment records nothing
+        return nw, nl
+    pb = np.int64(pend[f, 1])
+    if pb >= 0:  # the open segment closes (at a, or earlier with a gap)
+        pend[f, 3] += pend[f, 2] * ((pb - np.int64(pend[f, 0])) * quantum_ms)
+        pend[f, 1] = -1.0
+        if pb < a:
+            wf[nw] = f
+            wk[nw] = pb
+            wr[nw] = 0.0
+            nw += 1
+    wf[nw] = f
+    wk[nw] = a
+    nw += 1
+    if last:
+        wr[nw - 1] = _last_rate(d, a, b, pend[f, 3], fvol[f], quantum_ms)
+        wf[nw] = f
+        wk[nw] = b
+        wr[nw] = 0.0
+        nw += 1
+    else:
+        r = d / 1048576.0 / quantum_ms
+        wr[nw - 1] = r
+        pend[f, 0] = a
+        pend[f, 1] = b
+        pend[f, 2] = r
+        nlist[nl] = f
+        nl += 1
+    return nw, nl
+
+
+@njit(cache=True, inline="always")
+def _wclose(f, pend, quantum_ms, wf, wk, wr, nw):
+    """Close flow ``f``'s open segment: rate 0 from its end."""
+    pb = np.int64(pend[f, 1])
+    pend[f, 3] += pend[f, 2] * ((pb - np.int64(pend[f, 0])) * quantum_ms)
+    pend[f, 1] = -1.0
+    wf[nw] = f
+    wk[nw] = pb
+    wr[nw] = 0.0
+    return nw + 1
+
+
+@njit(cache=True)
+def _wflush(q0, q1, pend, plist, npl, nlist, nl, quantum_ms, wf, wk, wr, nw, worder, cnt,
+            where, vs, sbuf_i, sbuf_d, nsc, tbp, tinfo):
+    """The window of quanta ``q0..q1`` is done: open segments of the last window that this one
+    did not continue end at ``q0``; this window's end before ``q1`` (or, ending at ``q1``,
+    stay open for the next window to extend); then the window's changes go to the validator
+    sorted by quantum (a counting sort: they all lie in ``q0..q1``).  Returns
+    ``(npl, nsc)``; ``plist`` then holds the segments left open."""
+    for j in range(npl):
+        f = plist[j]
+        if np.int64(pend[f, 1]) == q0:
+            nw = _wclose(f, pend, quantum_ms, wf, wk, wr, nw)
+    npl = 0
+    for j in range(nl):
+        f = nlist[j]
+        pb = np.int64(pend[f, 1])
+        if pb < 0:
+            continue
+        if pb < q1:
+            nw = _wclose(f, pend, quantum_ms, wf, wk, wr, nw)
+        else:
+            plist[npl] = f
+            npl += 1
+    span = q1 - q0 + 2
+    cnt[:span] = 0
+    for j in range(nw):
+        cnt[wk[j] - q0 + 1] += 1
+    for j in range(1, span):
+        cnt[j] += cnt[j - 1]
+    for j in range(nw):
+        o = wk[j] - q0
+        worder[cnt[o]] = j
+        cnt[o] += 1
+    cap = sbuf_d.size
+    for i in range(nw):
+        j = worder[i]
+        nsc = stream_push(sbuf_i, sbuf_d, nsc, where[wf[j]], wk[j], wr[j])
+        if nsc == cap:
+            nsc = _sflush(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, quantum_ms, where[:0])
+    return npl, nsc
+
+
 @njit(cache=True, error_model="numpy")
 def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_ptr, flow_src,
                 flow_size, alpha, deadline, scf, ncf, n_in, n_out, epoch_ms, quantum_ms,
-                zero, pseudo_deadlines, nq, first, factor, static_keys):
+                zero, pseudo_deadlines, nq, first, factor, static_keys, lean, where, fvol, vs,
+                sbuf_i, sbuf_d):
     n = arrival.size
     nf = flow_size.size
     nr_ = red_rack.size
@@ -783,6 +972,26 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
     last_seg = np.full(nf, -1, dtype=np.int64)  # a flow's latest full-rate segment,
     last_end = np.zeros(nf, dtype=np.int64)  # where it ends
     last_d = np.zeros(nf)  # and its bytes per quantum
+    # streaming (lean): open segments (first, last, MB/ms, MB sent before), the window's
+    # changes (at most 4 per flow: an open segment's end, a full-rate start, the last quantum
+    # and its end), the open segments' flows (last window, this one), the breakpoint times
+    nfl = nf if lean else 0
+    pend = np.full((nfl, 4), -1.0)
+    pend[:, 3] = 0.0
+    wf = np.empty(4 * nfl + 4, dtype=np.int32)
+    wk = np.empty(4 * nfl + 4, dtype=np.int32)
+    wr = np.empty(4 * nfl + 4)
+    worder = np.empty(4 * nfl + 4, dtype=np.int64)
+    nw = 0
+    plist = np.empty(nfl + 1, dtype=np.int64)
+    nlist = np.empty(nfl + 1, dtype=np.int64)
+    npl = 0
+    nl = 0
+    nbq = 86400 * 1024 // quantum_ms + 2 if lean else 1
+    cnt = np.empty(nbq + 2, dtype=np.int64)  # zeroed per window: np.zeros touches 88 MB
+    tbp = np.empty(nbq + 1)  # filled as far as changes go (pages untouched beyond)
+    tinfo = np.array([-1, 0, 0], dtype=np.int64)
+    nsc = 0
     # per-job temporaries of one window: bytes per quantum, quanta, finished, last bytes
     wmax = 1
     rmax = 1
@@ -917,16 +1126,31 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                             full = st - 1 if fin else st
                             if full > 0 and x0 != x:
                                 if last_seg[f] >= 0 and last_end[f] == q0 and last_d[f] == d:
-                                    set_segment_end(buf_i, chunks_i, nseg, last_seg[f], q0 + full)
+                                    if lean:  # the open segment runs on
+                                        pend[f, 1] = q0 + full
+                                        nlist[nl] = f
+                                        nl += 1
+                                    else:
+                                        set_segment_end(buf_i, chunks_i, nseg, last_seg[f],
+                                                        q0 + full)
                                 else:  # a new rate: a new segment
                                     last_seg[f] = nseg
                                     last_d[f] = d
-                                    nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg,
-                                                       f, q0, q0 + full, d)
+                                    if lean:
+                                        nw, nl = _wseg(f, q0, q0 + full, d, False, quantum_ms,
+                                                       pend, fvol, wf, wk, wr, nw, nlist, nl)
+                                    else:
+                                        nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d,
+                                                           nseg, f, q0, q0 + full, d)
                                 last_end[f] = q0 + full
                             if fin:
-                                nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, f,
-                                            q0 + st - 1, q0 + st, bl)
+                                if lean:
+                                    nw, nl = _wseg(f, q0 + st - 1, q0 + st, bl, True,
+                                                   quantum_ms, pend, fvol, wf, wk, wr, nw,
+                                                   nlist, nl)
+                                else:
+                                    nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg,
+                                                       f, q0 + st - 1, q0 + st, bl)
                         rem[f] = x
                         if fin:
                             done[f] = True
@@ -984,8 +1208,13 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                         # coflow's last quantum (CoflowSim sends it just after)
                         for f in range(flow_ptr[red_ptr[j]], flow_ptr[red_ptr[j + 1]]):
                             if not done[f]:
-                                nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, f,
-                                            q0 + steps - 1, q0 + steps, rem[f])
+                                if lean:
+                                    nw, nl = _wseg(f, q0 + steps - 1, q0 + steps, rem[f], True,
+                                                   quantum_ms, pend, fvol, wf, wk, wr, nw,
+                                                   nlist, nl)
+                                else:
+                                    nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg,
+                                                       f, q0 + steps - 1, q0 + steps, rem[f])
                                 rem[f] = 0.0
                                 done[f] = True
                     else:
@@ -1005,18 +1234,43 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                     _rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem,
                                 done, bps, start, dl, float(cur_ms), cap, zero, s_free, r_free,
                                 su, ru, sb, rb, edf, edf_key, nmc, nrc)
+            if lean:
+                npl, nsc = _wflush(q0, q0 + steps, pend, plist, npl, nlist, nl, quantum_ms, wf,
+                                   wk, wr, nw, worder, cnt, where, vs, sbuf_i, sbuf_d, nsc, tbp,
+                                   tinfo)
+                nw = 0
+                nl = 0
             i += steps
         t_ms = t_next
+    if lean:  # segments still open (a run cut at its time limit) end where they are
+        for j in range(npl):
+            f = plist[j]
+            if pend[f, 1] >= 0:
+                nw = _wclose(f, pend, quantum_ms, wf, wk, wr, nw)
+        q1 = 0
+        for j in range(nw):
+            q1 = max(q1, np.int64(wk[j]))
+        q0 = q1
+        for j in range(nw):
+            q0 = min(q0, np.int64(wk[j]))
+        _, nsc = _wflush(q0, q1, pend, plist, 0, nlist, 0, quantum_ms, wf, wk, wr, nw, worder,
+                         cnt, where, vs, sbuf_i, sbuf_d, nsc, tbp, tinfo)
     seg_i, seg_d = gather_segments(buf_i, buf_d, chunks_i, chunks_d, nseg)
-    return start, finish, seg_i[0], seg_i[1], seg_i[2], seg_d
+    return start, finish, seg_i[0], seg_i[1], seg_i[2], seg_d, _stream_end(
+        sbuf_i, nsc, tbp, tinfo, quantum_ms), nsc, tinfo[0]
 
 
 # -- the per-flow schedulers (FlowSimulator.java) ---------------------------------------------
 
 
 @njit(cache=True, inline="always")
-def _bq_insert(head, bnext, bprev, bkey, g, k):
-    """Bucket queue keyed on whole quanta: put flow ``g`` in bucket ``k`` (O(1))."""
+def _bq_insert(head, hm, bnext, bprev, bkey, g, k):
+    """Bucket queue keyed on whole quanta: put flow ``g`` in bucket ``k`` (O(1)).  Buckets are
+    initialized up to ``hm[0]`` only, as keys reach them: the queue spans a simulated day
+    (88 MB of buckets) while a trace ends within hours."""
+    if k > hm[0]:
+        head[hm[0] + 1: k + 1] = -1
+        hm[0] = k
     bkey[g] = k
     bprev[g] = -1
     h = head[k]
@@ -1043,10 +1297,13 @@ def _bq_remove(head, bnext, bprev, bkey, g):
 
 @njit(cache=True, error_model="numpy")
 def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_out,
-              epoch_ms, quantum_ms, zero):
+              epoch_ms, quantum_ms, zero, lean, where, fvol, vs, sbuf_i, sbuf_d):
     """FAIR (``kind`` 6) and PFP (7): rates change only when a flow finishes or coflows are
     admitted, so the loop jumps between those quanta; a rate change re-times the flows it
-    touches (FAIR: the flows on the two ports of a finished flow; PFP: the new matching)."""
+    touches (FAIR: the flows on the two ports of a finished flow; PFP: the new matching).
+    ``lean``: each change goes to the validator when the rate is set (time only moves
+    forward here); a segment the stored schedule would not hold (empty) then shows as two
+    changes at one breakpoint, which the validator takes as one."""
     n = arrival.size
     nf = flow_size.size
     nr_ = red_rack.size
@@ -1086,7 +1343,8 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
     stats = np.zeros(3, dtype=np.int64)  # events, rate changes, flow completions
     # the finishing quantum of each queued flow (a lower bound for FAIR), in buckets
     nb = end_ms // quantum_ms + 2
-    head = np.full(nb, -1, dtype=np.int64)
+    head = np.empty(nb, dtype=np.int64)
+    hm = np.array([-1], dtype=np.int64)  # buckets 0 .. hm[0] are initialized
     bnext = np.full(nf, -1, dtype=np.int64)
     bprev = np.full(nf, -1, dtype=np.int64)
     bkey = np.full(nf, -1, dtype=np.int64)
@@ -1096,6 +1354,15 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
     # (flow, first quantum, last quantum exclusive; bytes per quantum)
     buf_i, buf_d, chunks_i, chunks_d = new_store()
     nseg = 0
+    # streaming (lean): MB each flow was sent before its open segment (for the drift), the
+    # flows that finished in a quantum (rate 0 from the next), the breakpoint times
+    sent = np.zeros(nf if lean else 0)
+    fin_list = np.empty(nf if lean else 0, dtype=np.int64)
+    lpos = np.full(nf if lean else 0, -1, dtype=np.int64)  # by transformed flow
+    nbq = nb if lean else 0
+    tbp = np.empty(nbq + 1)
+    tinfo = np.array([-1, 0, 0], dtype=np.int64)
+    nsc = 0
     cur = 0
     active_jobs = 0
     active_tasks = 0
@@ -1110,7 +1377,14 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                 if g >= 0:
                     x0 = x[g]
                     x[g], _, _, _ = _advance(x0, d[g], qa - tq[g], zero)
-                    nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, g, tq[g], qa, d[g])
+                    if not lean:
+                        nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, g, tq[g], qa,
+                                           d[g])
+                    elif qa > tq[g] and d[g] != 0.0:  # the same rate, a new segment
+                        r = d[g] / 1048576.0 / quantum_ms
+                        sent[g] += r * ((qa - tq[g]) * quantum_ms)
+                        nsc = _spush(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, where[g], qa, r,
+                                     quantum_ms, lpos)
                     tq[g] = qa
         while cur < n:
             j = cur
@@ -1189,8 +1463,16 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                                     stats[1] += 1
                                     x0 = x[g]
                                     x[g], _, _, _ = _advance(x0, d[g], qn - tq[g], zero)
-                                    nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, g,
-                                                tq[g], qn, d[g])
+                                    if not lean:
+                                        nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d,
+                                                           nseg, g, tq[g], qn, d[g])
+                                    else:
+                                        if qn > tq[g] and d[g] != 0.0:
+                                            sent[g] += d[g] / 1048576.0 / quantum_ms * (
+                                                (qn - tq[g]) * quantum_ms)
+                                        nsc = _spush(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo,
+                                                     where[g], qn, nd / 1048576.0 / quantum_ms,
+                                                     quantum_ms, lpos)
                                     d[g] = nd
                                     tq[g] = qn
                                     # a lower bound on the finishing quantum is enough for
@@ -1200,7 +1482,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                                     if lb < key[g]:
                                         key[g] = lb
                                         _bq_remove(head, bnext, bprev, bkey, g)
-                                        _bq_insert(head, bnext, bprev, bkey, g,
+                                        _bq_insert(head, hm, bnext, bprev, bkey, g,
                                                    np.int64(min(lb, nb - 1.0)))
                                 g = nx_d[g] if side == 0 else nx_s[g]
             elif first and added == 0:
@@ -1220,8 +1502,15 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                     if old >= 0 and not done[old]:
                         x0 = x[old]
                         x[old], _, _, _ = _advance(x0, d[old], qn - tq[old], zero)
-                        nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, old, tq[old], qn,
-                                    d[old])
+                        if not lean:
+                            nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, old,
+                                               tq[old], qn, d[old])
+                        else:
+                            if qn > tq[old] and d[old] != 0.0:
+                                sent[old] += d[old] / 1048576.0 / quantum_ms * (
+                                    (qn - tq[old]) * quantum_ms)
+                            nsc = _spush(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, where[old], qn,
+                                         0.0, quantum_ms, lpos)
                         d[old] = 0.0
                         tq[old] = qn
                         _bq_remove(head, bnext, bprev, bkey, old)
@@ -1232,13 +1521,16 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                         x[g], _, _, _ = _advance(x0, d[g], qn - tq[g], zero)
                         d[g] = cfull
                         tq[g] = qn
+                        if lean:
+                            nsc = _spush(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, where[g], qn,
+                                         cfull / 1048576.0 / quantum_ms, quantum_ms, lpos)
                         _, st, fin, _ = _advance(x[g], cfull, 1 << 40, zero)
                         key[g] = float(qn + st - 1)
                         _bq_remove(head, bnext, bprev, bkey, g)
-                        _bq_insert(head, bnext, bprev, bkey, g, min(qn + st - 1, nb - 1))
+                        _bq_insert(head, hm, bnext, bprev, bkey, g, min(qn + st - 1, nb - 1))
             first = False
             # the next quantum in which flows finish
-            while cursor < q_end and head[cursor] < 0:
+            while cursor < q_end and (cursor > hm[0] or head[cursor] < 0):
                 cursor += 1
             if cursor >= q_end:
                 break
@@ -1254,13 +1546,25 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                     _, st, fin, _ = _advance(x0, d[g], 1 << 40, zero)
                     if fin:
                         key[g] = float(tq[g] + st - 1)
-                        _bq_insert(head, bnext, bprev, bkey, g, min(tq[g] + st - 1, nb - 1))
+                        _bq_insert(head, hm, bnext, bprev, bkey, g, min(tq[g] + st - 1, nb - 1))
                     continue
+                if not lean:
+                    nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, g, tq[g], q,
+                                       d[g])
+                    nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, g, q, q + 1, bl)
+                else:
+                    if q > tq[g] and d[g] != 0.0:
+                        sent[g] += d[g] / 1048576.0 / quantum_ms * ((q - tq[g]) * quantum_ms)
+                    if bl != 0.0:  # the last quantum, with the drift; rate 0 after the loop
+                        nsc = _spush(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, where[g], q,
+                                     _last_rate(bl, q, q + 1, sent[g], fvol[g], quantum_ms),
+                                     quantum_ms, lpos)
+                        fin_list[n_fin] = g
+                    else:
+                        nsc = _spush(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, where[g], q, 0.0,
+                                     quantum_ms, lpos)
+                        fin_list[n_fin] = -1
                 n_fin += 1
-                nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, g,
-                                                        tq[g], q, d[g])
-                nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, g,
-                                                        q, q + 1, bl)
                 x[g] = xg
                 tq[g] = q + 1
                 done[g] = True
@@ -1299,11 +1603,23 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                 first = True
                 added = 0
                 continue
+            if lean:
+                for j in range(n_fin):
+                    if fin_list[j] >= 0:
+                        nsc = _spush(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, where[fin_list[j]],
+                                     q + 1, 0.0, quantum_ms, lpos)
             stats[0] += 1
             qn = q + 1
         t_ms += epoch_ms
+    if lean:  # flows still served (a run cut at its time limit) stop at the last quantum
+        qz = max(tinfo[2], np.int64(sbuf_i[1, nsc - 1]) if nsc > 0 else 0)
+        for g in range(nf):
+            if not done[g] and d[g] != 0.0:
+                nsc = _spush(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, where[g], qz, 0.0,
+                             quantum_ms, lpos)
     seg_i, seg_d = gather_segments(buf_i, buf_d, chunks_i, chunks_d, nseg)
-    return start, finish, seg_i[0], seg_i[1], seg_i[2], seg_d, stats
+    return start, finish, seg_i[0], seg_i[1], seg_i[2], seg_d, stats, _stream_end(
+        sbuf_i, nsc, tbp, tinfo, quantum_ms), nsc, tinfo[0]
 
 
 # -- public entry points ----------------------------------------------------------------------
@@ -1318,11 +1634,9 @@ def _canonical(scheduler: str) -> str:
     return COFLOWSIM_SCHEDULERS[key]
 
 
-def _transformed(inst: Instance, model: _Model, start: np.ndarray
-                 ) -> tuple[Instance, np.ndarray]:
-    """CoflowSim's flows as an instance in the original coflow order; returns it and, per
-    model flow, its index there."""
-    n = inst.n_coflows
+def _flows(model: _Model, n: int) -> tuple[np.ndarray, ...]:
+    """CoflowSim's flows in the transformed instance's order (by original coflow): ``src``,
+    ``dst``, ``volume`` (MB), ``coflow``, and ``where``: per model flow, its index there."""
     nf_job = np.diff(model.flow_ptr[model.red_ptr])  # flows per job
     job_of_flow = np.repeat(np.arange(n), nf_job)
     coflow = model.order[job_of_flow]
@@ -1330,12 +1644,21 @@ def _transformed(inst: Instance, model: _Model, start: np.ndarray
     where = np.empty_like(perm)
     where[perm] = np.arange(perm.size)
     red_of_flow = np.repeat(np.arange(model.red_rack.size), np.diff(model.flow_ptr))
+    return (model.flow_src[perm], model.red_rack[red_of_flow][perm],
+            model.flow_size[perm] / MIB, coflow[perm], where)
+
+
+def _transformed(inst: Instance, model: _Model, start: np.ndarray
+                 ) -> tuple[Instance, np.ndarray]:
+    """CoflowSim's flows as an instance in the original coflow order; returns it and, per
+    model flow, its index there."""
+    n = inst.n_coflows
+    src, dst, volume, coflow, where = _flows(model, n)
     release = np.empty(n)
     release[model.order] = start
     out = Instance.from_arrays(
-        Fabric.uniform(inst.fabric.ports, 0.125),
-        model.flow_src[perm], model.red_rack[red_of_flow][perm], model.flow_size[perm] / MIB,
-        coflow[perm], coflow_id=inst.coflow_id, coflow_release=release,
+        Fabric.uniform(inst.fabric.ports, 0.125), src, dst, volume, coflow,
+        coflow_id=inst.coflow_id, coflow_release=release,
         coflow_weight=inst.coflow_weight, coflow_job=inst.coflow_job, n_coflows=n,
         job_id=inst.job_id, job_release=_job_release(inst, release),
         job_weight=inst.job_weight, n_jobs=inst.n_jobs, time_unit="ms",
@@ -1396,7 +1719,8 @@ def coflowsim_instance(instance: Instance, params: CoflowSimParams | None = None
 
 
 def coflowsim(instance: Instance, scheduler: str = "sebf", *,
-              params: CoflowSimParams | None = None) -> CoflowSimResult:
+              params: CoflowSimParams | None = None,
+              check: Tolerance | bool | None = None) -> CoflowSimResult:
     """Run ``scheduler`` under CoflowSim's semantics (module docstring).
 
     ``scheduler``: CoflowSim's names ``sebf``, ``dark``, ``fifo``, ``scf`` (shortest: smallest
@@ -1404,6 +1728,13 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
     left), ``fair``, ``pfp``; ``varys`` and ``aalo`` are accepted for ``sebf`` and ``dark``.
     The instance is read as CoflowSim reads a trace: one mapper per distinct source port, one
     reducer per distinct destination port receiving the sum of its flows, split evenly.
+
+    ``check``: stream every rate change into the validator as the kernel makes it, with these
+    tolerances (``True``: the mode's own, :attr:`CoflowSimResult.tolerance`); nothing is
+    stored (``result.schedule`` is ``None``) and ``result.valid`` is the
+    :class:`~coflowopt.ValidSchedule`, with the times validating the stored schedule gives
+    (:class:`~coflowopt.InfeasibleSchedule` if it fails).  FB2010 with SEBF: 27 million
+    segments stored, none streamed.
     """
     params = params or CoflowSimParams()
     name = _canonical(scheduler)
@@ -1412,40 +1743,63 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
     if n_edges:
         raise ValueError(f"coflowsim semantics are single-stage: the instance has {n_edges} "
                          "precedence edges (Starts-After/Finishes-Before), CoflowSim has none")
+    lean = check is not None and check is not False
     t0 = time.process_time()
     model = _build_model(instance, params)
+    q = params.quantum_ms
+    if lean:
+        tol = _mode_tolerance(params) if check is True else check
+        assert isinstance(tol, Tolerance)
+        # the flows the validator checks (the instance, with its releases at the admission
+        # epochs, is built after the run)
+        src, dst, volume, _, where = _flows(model, instance.n_coflows)
+        cap = np.full(instance.fabric.ports, 0.125)
+        stream = StreamValidator.from_flows(src, dst, volume, cap, cap, tol)
+        fvol = volume[where]
+        del src, dst, volume
+    else:
+        stream = StreamValidator(instance, empty=True, size=1)
+        where = np.zeros(0, dtype=np.int64)
+        fvol = np.zeros(0)
+    lean_args = (lean, where, fvol, stream.state, *stream.buffer)
     if kind <= 5:
-        start, finish, sf, sa, sb, sd = _run_coflow(
+        start, finish, sf, sa, sb, sd, tbp, n_buf, k_first = _run_coflow(
             kind, model.arrival, model.red_ptr, model.red_rack, model.red_bytes,
             model.red_perrack, model.flow_ptr, model.flow_src, model.flow_size, model.alpha,
             model.deadline, model.scf_key, model.ncf_key, model.n_in, model.n_out,
-            params.epoch_ms, params.quantum_ms, params.zero, params.pseudo_deadlines,
+            params.epoch_ms, q, params.zero, params.pseudo_deadlines,
             params.dark_queues, params.dark_first_mib * MIB, params.dark_factor,
-            params.static_keys)
+            params.static_keys, *lean_args)
     else:
-        start, finish, sf, sa, sb, sd, _ = _run_flow(
+        start, finish, sf, sa, sb, sd, _, tbp, n_buf, k_first = _run_flow(
             kind, model.arrival, model.red_ptr, model.red_rack, model.flow_ptr, model.flow_src,
-            model.flow_size, model.n_in, model.n_out, params.epoch_ms, params.quantum_ms,
-            params.zero)
+            model.flow_size, model.n_in, model.n_out, params.epoch_ms, q,
+            params.zero, *lean_args)
     inst, where = _transformed(instance, model, start)
-    q = params.quantum_ms
-    # breakpoints: the quanta where some segment starts or ends (a marker array, not a sort)
-    top = int(sb.max()) + 1 if sb.size else 1
-    mark = np.zeros(top + 1, dtype=np.bool_)
-    mark[sa] = True
-    mark[sb] = True
-    if not mark.any():
-        mark[0] = True
-    index = np.cumsum(mark) - 1
-    flow, rate, first, last = _close_drift(sf, sa, sb, sd, where, np.asarray(inst.flow_volume),
-                                           q, index)
-    sched = Schedule.from_segments(
-        np.flatnonzero(mark).astype(np.float64) * q, flow, rate, first, last,
-        meta={"scheduler": f"coflowsim:{name}", "semantics": "coflowsim"})
+    meta = {"scheduler": f"coflowsim:{name}", "semantics": "coflowsim"}
+    sched = valid = None
+    if lean:
+        stream.finish(tbp, int(n_buf))
+        valid = stream.result(meta, instance=inst)
+        # the stored schedule's first breakpoint is the first quantum with a change
+        valid = replace(valid, start=float(max(int(k_first), 0)) * q)
+    else:
+        # breakpoints: the quanta where some segment starts or ends (a marker array, not a
+        # sort)
+        top = int(sb.max()) + 1 if sb.size else 1
+        mark = np.zeros(top + 1, dtype=np.bool_)
+        mark[sa] = True
+        mark[sb] = True
+        if not mark.any():
+            mark[0] = True
+        index = np.cumsum(mark) - 1
+        flow, rate, first, last = _close_drift(sf, sa, sb, sd, where,
+                                               np.asarray(inst.flow_volume), q, index)
+        sched = Schedule.from_segments(np.flatnonzero(mark).astype(np.float64) * q, flow, rate,
+                                       first, last, meta=meta)
     runtime = time.process_time() - t0
     st = np.empty(instance.n_coflows)
     fi = np.empty(instance.n_coflows)
     st[model.order] = start
     fi[model.order] = finish
-    return CoflowSimResult(name, inst, sched, st, fi, runtime, params)
-
+    return CoflowSimResult(name, inst, sched, st, fi, runtime, params, valid)

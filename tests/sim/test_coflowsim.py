@@ -13,7 +13,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sim.coflowsim_brute import simulate as brute_simulate
 
-from coflowopt import CoflowSpec, JobSpec, build_instance, metrics, validate
+from coflowopt import (
+    CoflowSpec,
+    InfeasibleSchedule,
+    JobSpec,
+    Tolerance,
+    build_instance,
+    metrics,
+    validate,
+)
 from coflowopt.sim.coflowsim import (
     CoflowSimParams,
     JavaRandom,
@@ -207,6 +215,42 @@ def test_kernel_equals_quantum_by_quantum_twin_and_validates(kind, inst):
     assert got_finish.tolist() == finish.tolist()
     valid = validate(res.instance, res.schedule, res.tolerance)
     assert np.allclose(metrics.cct(valid), res.cct, rtol=0, atol=1e-6)
+
+
+TIMES = ("flow_start", "flow_completion", "coflow_start", "coflow_completion", "job_completion")
+
+
+@pytest.mark.parametrize("kind", SCHEDULERS)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=small_traces())
+def test_streamed_equals_stored_validation(kind, inst):
+    """check=True streams every rate change into the validator: nothing stored, and the
+    times (flows and coflows) equal validating the stored schedule, bit for bit."""
+    res = coflowsim(inst, kind)
+    want = validate(res.instance, res.schedule, res.tolerance)
+    got = coflowsim(inst, kind, check=True)
+    assert got.schedule is None and got.valid is not None and got.valid.schedule is None
+    for name in TIMES:
+        np.testing.assert_array_equal(getattr(got.valid, name), getattr(want, name))
+    assert (got.valid.start, got.valid.end) == (want.start, want.end)
+    assert got.finish.tolist() == res.finish.tolist()
+    assert got.valid.meta["rate_changes"] >= res.schedule.n_segments
+
+
+@pytest.mark.parametrize("kind", ["sebf", "fair"])
+def test_infeasible_stream_names_the_violation(kind):
+    # capacity held to half the port rate: the first quantum at full rate overloads a port,
+    # and the streamed validator names the same port and time as the stored one
+    inst = _inst([(0.0, [(0, 1, 3.0), (1, 1, 3.0)]), (0.0, [(2, 0, 5.0)])], ports=3)
+    tight = Tolerance(capacity_rtol=-0.5, volume_rtol=1e-12, atol=1e-9)
+    with pytest.raises(InfeasibleSchedule) as stored:
+        res = coflowsim(inst, kind)
+        validate(res.instance, res.schedule, tight)
+    with pytest.raises(InfeasibleSchedule) as streamed:
+        coflowsim(inst, kind, check=tight)
+    a, b = stored.value.violation, streamed.value.violation
+    assert b.kind == "capacity" and (a.kind, a.port, a.time) == (b.kind, b.port, b.time)
+    assert b.amount == pytest.approx(a.amount)
 
 
 def test_same_input_same_schedule():
