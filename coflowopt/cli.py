@@ -35,11 +35,13 @@ def _is_json(path: str | Path) -> bool:
 
 
 def load_any(path: str | Path) -> Instance:
-    """A trace file or a JSON instance, by extension."""
+    """A trace file or a JSON instance, by extension (``fb2010`` or the trace's file name: the
+    located FB2010 trace, :func:`~coflowopt.workloads.trace.resolve_trace`)."""
     from coflowopt.interchange import load_instance
     from coflowopt.workloads import read_trace
+    from coflowopt.workloads.trace import resolve_trace
 
-    return load_instance(path) if _is_json(path) else read_trace(path)
+    return load_instance(path) if _is_json(path) else read_trace(resolve_trace(path))
 
 
 def _save_any(instance: Instance, path: str | Path) -> None:

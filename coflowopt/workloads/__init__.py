@@ -20,6 +20,8 @@ from coflowopt.workloads.trace import (
     format_trace,
     parse_trace,
     read_trace,
+    require_fb2010,
+    resolve_trace,
     write_trace,
 )
 
@@ -38,6 +40,8 @@ __all__ = [
     "parse_trace",
     "read_trace",
     "registry",
+    "require_fb2010",
+    "resolve_trace",
     "synthetic",
     "synthetic_trace",
     "trace_statistics",

@@ -33,7 +33,7 @@ from typing import Literal
 import numpy as np
 
 from coflowopt.model import Fabric, Instance, topological_order
-from coflowopt.workloads.trace import find_fb2010, read_trace
+from coflowopt.workloads.trace import read_trace, require_fb2010
 
 __all__ = [
     "DEFAULT_COFLOW_CLASSES",
@@ -550,13 +550,7 @@ def fb2010_jobs(
     per non-root coflow), then weights.
     """
     if trace is None:
-        path = find_fb2010()
-        if path is None:
-            raise FileNotFoundError(
-                "FB2010 trace not found: put FB2010-1Hr-150-0.txt (GitHub coflow/coflow-benchmark) "
-                "under shared/data/fb2010/ or set COFLOWOPT_FB2010 to its path"
-            )
-        trace = read_trace(path)
+        trace = read_trace(require_fb2010())
     elif not isinstance(trace, Instance):
         trace = read_trace(trace)
     if trace.starts_after.size or trace.finishes_before.size:

@@ -29,6 +29,8 @@ __all__ = [
     "find_fb2010",
     "parse_trace",
     "read_trace",
+    "require_fb2010",
+    "resolve_trace",
     "write_trace",
 ]
 
@@ -276,17 +278,48 @@ def write_trace(instance: Instance, path: str | os.PathLike[str]) -> None:
     Path(path).write_text(format_trace(instance))
 
 
+def _fb2010_candidates() -> list[Path]:
+    out = []
+    for start in (Path.cwd(), Path(__file__).resolve().parent):
+        for d in (start, *start.parents):
+            out.append(d / "shared" / "data" / "fb2010" / FB2010_NAME)
+    return out
+
+
 def find_fb2010() -> Path | None:
     """Locate the FB2010 trace: ``$COFLOWOPT_FB2010``, else ``shared/data/fb2010/`` in or above
-    the working directory or this package.  ``None`` when absent."""
+    the working directory or this package.  ``None`` when absent (:func:`require_fb2010`
+    raises instead, saying where it looked)."""
     env = os.environ.get("COFLOWOPT_FB2010")
     if env:
         p = Path(env)
         return p if p.is_file() else None
-    starts = [Path.cwd(), Path(__file__).resolve().parent]
-    for start in starts:
-        for d in (start, *start.parents):
-            cand = d / "shared" / "data" / "fb2010" / FB2010_NAME
-            if cand.is_file():
-                return cand
+    for cand in _fb2010_candidates():
+        if cand.is_file():
+            return cand
     return None
+
+
+def require_fb2010() -> Path:
+    """:func:`find_fb2010`, or :class:`FileNotFoundError` naming every place it looked."""
+    found = find_fb2010()
+    if found is not None:
+        return found
+    env = os.environ.get("COFLOWOPT_FB2010")
+    looked = ([f"$COFLOWOPT_FB2010 = {env} (not a file)"] if env else
+              ["$COFLOWOPT_FB2010 (unset)"] + [str(c.parent) for c in _fb2010_candidates()])
+    raise FileNotFoundError(
+        f"FB2010 trace not found; looked at: {'; '.join(looked)}. Get {FB2010_NAME} from the "
+        "GitHub repository coflow/coflow-benchmark and set COFLOWOPT_FB2010 to its path")
+
+
+def resolve_trace(path: str | os.PathLike[str]) -> Path:
+    """The one resolver of a trace argument: an existing file as given; ``"fb2010"`` or the
+    trace's own file name (``FB2010-1Hr-150-0.txt``) not present here: the located trace
+    (:func:`require_fb2010`); anything else missing: :class:`FileNotFoundError` naming it."""
+    p = Path(path)
+    if p.is_file():
+        return p
+    if str(path).lower() == "fb2010" or p.name == FB2010_NAME:
+        return require_fb2010()
+    raise FileNotFoundError(f"{path}: no such file")

@@ -138,3 +138,23 @@ def test_writer_refuses_what_the_format_cannot_hold() -> None:
     partial = build_instance(3, coflows=[[(0, 1, 1.0), (1, 2, 1.0)]])
     with pytest.raises(ValueError, match="full mapper x reducer"):
         format_trace(partial)
+
+
+def test_resolve_trace_finds_the_trace_by_name_or_says_where_it_looked(tmp_path, monkeypatch):
+    from coflowopt.workloads.trace import FB2010_NAME, resolve_trace
+
+    fake = tmp_path / "elsewhere" / FB2010_NAME
+    fake.parent.mkdir()
+    fake.write_text("1 1\n")
+    monkeypatch.setenv("COFLOWOPT_FB2010", str(fake))
+    monkeypatch.chdir(tmp_path)
+    assert resolve_trace(FB2010_NAME) == fake  # a bare name not here: the located trace
+    assert resolve_trace("fb2010") == fake
+    own = tmp_path / "mine.txt"
+    own.write_text("1 1\n")
+    assert resolve_trace(own) == own
+    with pytest.raises(FileNotFoundError, match="nothere.txt: no such file"):
+        resolve_trace("nothere.txt")
+    monkeypatch.setenv("COFLOWOPT_FB2010", str(tmp_path / "gone.txt"))
+    with pytest.raises(FileNotFoundError, match=r"gone\.txt \(not a file\)"):
+        resolve_trace(FB2010_NAME)
