@@ -153,7 +153,7 @@ def test_resolve_trace_finds_the_trace_by_name_or_says_where_it_looked(tmp_path,
     own = tmp_path / "mine.txt"
     own.write_text("1 1\n")
     assert resolve_trace(own) == own
-    with pytest.raises(FileNotFoundError, match="nothere.txt: no such file"):
+    with pytest.raises(FileNotFoundError, match=r"nothere\.txt: no such file"):
         resolve_trace("nothere.txt")
     monkeypatch.setenv("COFLOWOPT_FB2010", str(tmp_path / "gone.txt"))
     with pytest.raises(FileNotFoundError, match=r"gone\.txt \(not a file\)"):
