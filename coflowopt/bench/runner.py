@@ -188,8 +188,38 @@ class RunResult:
         return load_results(self.out)
 
 
+def _die_with_parent() -> None:
+    """A pool worker ends when the process that started it dies (a SIGKILLed ``coflowopt
+    bench`` must not leave workers running its tasks and holding the results folder): the
+    kernel's parent-death signal on Linux, else a watchdog thread polling the parent's pid."""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            PR_SET_PDEATHSIG = 1
+            if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+                if os.getppid() != parent:  # the parent died before prctl took effect
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="coflowopt-parent-watch", daemon=True).start()
+
+
 def _ignore_sigint() -> None:
+    """Pool worker initializer: Ctrl-C reaches the parent only (it stops the run), and the
+    worker dies with its parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
 
 
 @contextmanager

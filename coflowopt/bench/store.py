@@ -118,14 +118,18 @@ class ResultsStore:
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold the folder for one run; a second concurrent run on it fails at once."""
+        """Hold the folder for one run; a second concurrent run on it fails, naming the process
+        that holds it.  The lock file records the holder's pid: when that process is gone, the
+        lock can only be held for a moment by its pool workers on their way out (they die with
+        their parent), so a rerun waits for them up to ``LOCK_WAIT_S``."""
         try:
             import fcntl
         except ImportError:  # pragma: no cover - not POSIX
             yield
             return
-        with open(self.folder / ".lock", "w") as fh:
-            # a killed run's worker processes may hold the lock for a moment while they exit
+        path = self.folder / ".lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        with os.fdopen(fd, "r+") as fh:
             give_up = time.monotonic() + LOCK_WAIT_S
             while True:
                 try:
@@ -133,13 +137,32 @@ class ResultsStore:
                     break
                 except BlockingIOError:
                     if time.monotonic() >= give_up:
-                        raise RuntimeError(f"{self.folder}: another run is writing to this "
-                                           "results folder") from None
+                        raise RuntimeError(self._busy_message(path)) from None
                     time.sleep(0.1)
             try:
+                fh.seek(0)
+                fh.truncate()
+                fh.write(f"{os.getpid()}\n")
+                fh.flush()
                 yield
             finally:
+                fh.seek(0)
+                fh.truncate()
+                fh.flush()
                 fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _busy_message(self, path: Path) -> str:
+        try:
+            pid = int(path.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pid = None
+        if pid is not None and _alive(pid):
+            return (f"{self.folder}: another run (pid {pid}) is writing to this results "
+                    "folder")
+        who = f"run pid {pid}, no longer alive" if pid is not None else "unknown process"
+        return (f"{self.folder}: the results folder is still locked by processes of an ended "
+                f"run ({who}) after {LOCK_WAIT_S:g} s; they may still be finishing a task: "
+                f"wait, or end them (`fuser {path}` lists them)")
 
     def append(self, row: Mapping[str, Any]) -> None:
         """Write one row durably (flush and fsync before returning)."""
@@ -180,6 +203,16 @@ class ResultsStore:
 
     def save_suite(self, data: Mapping[str, Any]) -> None:
         _atomic_write(self.folder / SUITE_JSON, json.dumps(data, indent=2).encode())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def load_results(folder: str | os.PathLike[str]) -> Any:

@@ -110,6 +110,40 @@ def test_killed_run_resumes(tmp_path: Path, monkeypatch) -> None:
     assert sorted(df["key"]) == sorted(seed_of.values()) and set(df["status"]) == {"ok"}
 
 
+def test_main_process_killed_alone_resumes(tmp_path: Path, monkeypatch) -> None:
+    # only the parent is SIGKILLed: its pool workers must die with it (not finish their tasks
+    # holding the results folder's lock), and the same command right after resumes
+    text = tiny_suite(seeds="[0, 1, 2, 3, 4, 5, 6, 7]",
+                      workloads='[[workloads]]\nname = "syn"\ngenerator = "synthetic"\n'
+                                "params = { n_coflows = 6, ports = 4 }\n",
+                      schedulers='[[schedulers]]\nname = "bench-test-count"\n'
+                                 "params = { pause = 1.0 }\n")
+    path = write(tmp_path, text)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "coflowopt.cli", "bench", str(path), "--out", str(out),
+           "--jobs", "2", "--no-plots"]
+    env = {**os.environ, MARKER_ENV: str(tmp_path / "first.txt")}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        give_up = time.monotonic() + 90
+        while time.monotonic() < give_up and len(ResultsStore(out).keys) < 2:
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)  # the main process only
+        proc.wait()
+    done_before = dict(ResultsStore(out).keys)
+    assert 2 <= len(done_before) < 8
+    again = subprocess.run(cmd, env={**os.environ, MARKER_ENV: str(tmp_path / "second.txt")},
+                           capture_output=True, text=True, timeout=180)
+    assert again.returncode == 0, again.stderr
+    df = load_results(out)
+    suite = load_suite(path)
+    assert sorted(df["key"]) == sorted(t.key for t in expand(suite))  # none lost, none twice
+    assert set(df["status"]) == {"ok"}
+    clean = run_suite(path, out=tmp_path / "clean", executor="inline")
+    pd.testing.assert_frame_equal(_comparable(df), _comparable(clean.results()))
+
+
 def test_failing_algorithm_becomes_an_error_row(tmp_path: Path) -> None:
     text = tiny_suite(schedulers='[[schedulers]]\nname = "sequential"\n\n'
                                  '[[schedulers]]\nname = "bench-test-fail"\n\n'
