@@ -58,6 +58,7 @@ from .slowdown import (
 from .timeindexed import (
     OBJECTIVES,
     ExactSolution,
+    ModelTooLarge,
     TimeIndexedModel,
     TimeIndexedParams,
     deadlines,
@@ -81,6 +82,7 @@ __all__ = [
     "LowerBound",
     "MPSResult",
     "ModelBuilder",
+    "ModelTooLarge",
     "SlowdownResult",
     "SolveParams",
     "SolveResult",

@@ -45,6 +45,7 @@ from .model import INF, LinearProgram, ModelBuilder, SolveParams, SolveResult
 __all__ = [
     "OBJECTIVES",
     "ExactSolution",
+    "ModelTooLarge",
     "TimeIndexedModel",
     "TimeIndexedParams",
     "slot_horizon",
@@ -70,6 +71,8 @@ class TimeIndexedParams:
       times), ``"weighted_jct"`` (``sum_j w_j C_j`` over jobs) or ``"makespan"``;
     - ``E``, ``phi``: the slowdown constraint (7) ``phi_j (C_j - r_j) <= E C_j^0`` (``E = inf``:
       none; ``phi`` default 1 per coflow);
+    - ``max_columns``: refuse (:class:`ModelTooLarge`) a model estimated to need more columns
+      than this before building it (``None``: no limit);
     - ``cuts``: add valid inequalities that tighten the relaxation and never cut off a slotted
       schedule: ``C_j >= r_j + C_j^0``, ``C_c >= C_u + C_c^0`` on Starts-After edges, and
       ``X_j(t) <= sum_{u<=t} x_i(u)`` for every flow ``i`` of ``j`` (a coflow is complete only
@@ -83,6 +86,7 @@ class TimeIndexedParams:
     E: float = INF
     phi: Any = None
     cuts: bool = True
+    max_columns: int | None = 2_000_000
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -93,6 +97,27 @@ class TimeIndexedParams:
             raise ValueError(f"horizon: need at least one slot, got {self.horizon}")
         if math.isnan(self.E) or self.E <= 0:
             raise ValueError(f"E: must be > 0 (inf for no slowdown constraint), got {self.E}")
+
+
+class ModelTooLarge(ValueError):
+    """A time-indexed model that would exceed ``max_columns``; the message gives its size and
+    a slot length that would fit."""
+
+
+def _check_size(what: str, inst: Instance, per_slot: int, T: int, slot: float,
+                max_columns: int | None) -> None:
+    """Refuse before building a model of about ``per_slot x T`` columns (the time-indexed
+    variables; the handful of per-coflow ones are left out)."""
+    cols = per_slot * T
+    if max_columns is None or cols <= max_columns:
+        return
+    k = math.ceil(cols / max_columns)
+    while per_slot * slot_horizon(inst, slot * k) > max_columns:
+        k = math.ceil(k * 1.25)
+    raise ModelTooLarge(
+        f"{what}: about {cols:,} columns ({per_slot:,} per slot x {T:,} slots of {slot:g} "
+        f"{inst.time_unit}; {inst.n_coflows:,} coflows) exceed max_columns={max_columns:,}; use "
+        f"a coarser slot (slot={slot * k:g} or more) or raise max_columns")
 
 
 def _params(params: TimeIndexedParams | None, kw: dict[str, Any]) -> TimeIndexedParams:
@@ -291,6 +316,9 @@ def time_indexed_model(instance: Instance, params: TimeIndexedParams | None = No
             need = np.ceil(inst.release[fc] / d - _EPS) + np.ceil(
                 v / np.maximum(fl, 1e-300) / d - _EPS)
             T = max(T, int(need.max()))
+    # x per flow and slot (plus U for the cumulative cuts, Y for floors), X and Z per coflow
+    per_slot = F * (1 + int(p.cuts and T > _DENSE_CUMULATIVE_SLOTS) + int(floor is not None))
+    _check_size(kind, inst, per_slot + 2 * n_c, T, d, p.max_columns)
     t_min = np.ceil(inst.release / d - _EPS).astype(np.int64) + 1
     t_max = np.full(n_c, T, dtype=np.int64)
     if math.isfinite(p.E):
@@ -575,6 +603,7 @@ def time_indexed_lower_bound(instance: Instance, params: TimeIndexedParams | Non
     v = inst.flow_volume[wf]
     D = deadlines(inst, p.E, p.phi)
     T = int(p.horizon) if p.horizon is not None else slot_horizon(inst, d)
+    _check_size("time_indexed_lower_bound", inst, F, T, d, p.max_columns)
     t_min = np.floor(inst.release / d + _EPS).astype(np.int64) + 1
     t_max = np.full(n_c, T, dtype=np.int64)
     if math.isfinite(p.E):

@@ -277,3 +277,19 @@ def test_time_limited_milp_returns_a_bound() -> None:
     if sol.schedule is not None:
         v = validate(inst, sol.schedule)
         assert metrics.weighted_completion(v) <= sol.value + 1e-6
+
+
+def test_a_model_past_max_columns_is_refused_before_building() -> None:
+    from coflowopt.lp import ModelTooLarge
+    from coflowopt.lp.timeindexed import slot_horizon
+    from coflowopt.workloads.synthetic import synthetic_trace
+
+    inst = synthetic_trace(5, seed=0)  # MB and ms: a 1 ms slot makes thousands of slots
+    F, T = int((inst.flow_volume > 0).sum()), slot_horizon(inst, 1.0)
+    expected = (2 * F + 2 * inst.n_coflows) * T  # x and the cuts' U per flow, X and Z per coflow
+    with pytest.raises(ModelTooLarge, match=f"about {expected:,} columns") as err:
+        time_indexed_model(inst, TimeIndexedParams(max_columns=100_000))
+    slot = float(str(err.value).split("slot=")[1].split()[0])
+    model = time_indexed_model(inst, TimeIndexedParams(slot=slot, max_columns=100_000))
+    # the suggested slot fits (the estimate leaves out the few per-coflow columns)
+    assert model.lp.n_cols <= 100_000 + 10 * inst.n_coflows
