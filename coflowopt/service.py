@@ -81,12 +81,14 @@ def run(instance: Instance, scheduler: str | SchedulerInfo, *, params: Any = Non
     info.check_supports(instance)
     c0, t0 = time.process_time(), time.perf_counter()
     if info.semantics == "coflowsim":
-        res = info.impl(instance, info.name, params=p)
+        # the mode's own tolerance (CoflowSim's finishing rule) unless one is given
+        res = info.impl(instance, info.name, params=p,
+                        check=None if keep_schedule else (tol or True))
         t1 = time.perf_counter()
-        inst, tol_used = res.instance, res.tolerance
-        valid = validate(inst, res.schedule, tol_used)
-        streamed = False
-        meta = dict(res.schedule.meta)
+        inst = res.instance
+        streamed = res.valid is not None
+        valid = res.valid if streamed else validate(inst, res.schedule, tol or res.tolerance)
+        meta = dict(valid.meta) if streamed else dict(res.schedule.meta)
     else:
         inst = instance
         tol_used = tol or Tolerance()
