@@ -110,8 +110,14 @@ def tidy(results: pd.DataFrame, suite: Suite | None = None,
                                                                        strict=True)]
         with np.errstate(divide="ignore", invalid="ignore"):
             d["ratio_to_optimum"] = np.where(d["optimum"] > 0, d["value"] / d["optimum"], np.nan)
-        d["factor"] = results.get("factor", pd.Series("", index=results.index)).astype(object) \
-            .where(lambda s: s.notna(), "").astype(str).to_numpy()
+        factor = results.get("factor", pd.Series("", index=results.index)).astype(object) \
+            .where(lambda s: s.notna(), "").astype(str)
+        if "factor_metric" in results:
+            # shown only beside the metric it bounds, where its assumptions held (rows of
+            # older results folders have no factor_metric: shown as before)
+            fmetric = results["factor_metric"].astype(object).where(lambda s: s.notna(), "")
+            factor = factor.where(fmetric.astype(str) == m, "")
+        d["factor"] = factor.to_numpy()
         d["objective"] = results.get("objective", pd.Series("", index=results.index)) \
             .astype(object).where(lambda s: s.notna(), "").astype(str).to_numpy()
         parts.append(d[cols])
@@ -282,7 +288,9 @@ def format_table(summary: pd.DataFrame) -> str:
     body = []
     for _, r in summary.iterrows():
         cells = _cells(pd.DataFrame([r]), [c for c in cols if c[0] != "metric"])[0]
-        body.append([str(r["metric"]), *cells])
+        unit = r.get("unit", "")
+        label = f"{r['metric']} ({unit})" if isinstance(unit, str) and unit else str(r["metric"])
+        body.append([label, *cells])
     head = [t for _, t, _ in cols]
     widths = [max(len(head[i]), *(len(b[i]) for b in body)) if body else len(head[i])
               for i in range(len(head))]
@@ -310,11 +318,21 @@ def _figure(n: int, width: float = 5.0, height: float = 3.6) -> tuple[Figure, li
     return fig, axes[:n]
 
 
+def _palette(names: Sequence[str]) -> dict[str, Any]:
+    """One colour per scheduler label, by sorted label, so every plot of a report colours a
+    scheduler alike."""
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10" if len(set(names)) <= 10 else "tab20"]
+    return {n: cmap(i % cmap.N) for i, n in enumerate(sorted(set(names)))}
+
+
 def plot_bars(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> Figure:
     """Bars of the mean per workload and scheduler, whiskers from min to max over seeds, and
     the lower bound as a black tick; one panel per metric."""
     summary = summary[summary["seeds"] > 0]
     metrics = list(metrics or dict.fromkeys(summary["metric"]))
+    colour = _palette(summary["scheduler"].astype(str).tolist())
     fig, axes = _figure(max(1, len(metrics)))
     for ax, m in zip(axes, metrics, strict=False):
         b = summary[summary["metric"] == m]
@@ -326,7 +344,8 @@ def plot_bars(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> Fi
             x = np.arange(len(wl)) + (j - (len(sc) - 1) / 2) * width
             mean = sb["mean"].to_numpy(float)
             err = np.vstack([mean - sb["min"].to_numpy(float), sb["max"].to_numpy(float) - mean])
-            ax.bar(x, mean, width, yerr=np.nan_to_num(err), capsize=3, label=s)
+            ax.bar(x, mean, width, yerr=np.nan_to_num(err), capsize=3, label=s,
+                   color=colour[str(s)])
         for i, w in enumerate(wl):
             lb = b.loc[b["workload"] == w, "lower_bound"].mean()
             if np.isfinite(lb):
@@ -334,7 +353,8 @@ def plot_bars(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> Fi
                           label="lower bound" if i == 0 else None)
         vals = b["max"].to_numpy(float)
         vals = vals[np.isfinite(vals) & (vals > 0)]
-        if vals.size and vals.max() / max(vals.min(), 1e-300) > 100:
+        # a log axis as soon as one bar would flatten the others (a baseline 10x the rest)
+        if vals.size and vals.max() / max(vals.min(), 1e-300) > 10:
             ax.set_yscale("log")
         units = [next((u for u in b.loc[b["workload"] == w, "unit"] if u), "") for w in wl]
         if len(set(units)) > 1:
@@ -356,6 +376,7 @@ def plot_cdf(folder: str | os.PathLike[str], results: pd.DataFrame | None = None
     folder = Path(folder)
     results = load_results(folder) if results is None else results
     ok = results[results["status"] == "ok"]
+    colour = _palette(ok["scheduler"].astype(str).tolist())
     wl = list(dict.fromkeys(ok["workload"])) or ["(no results)"]
     fig, axes = _figure(len(wl))
     for ax, w in zip(axes, wl, strict=True):
@@ -371,7 +392,7 @@ def plot_cdf(folder: str | os.PathLike[str], results: pd.DataFrame | None = None
                 continue
             x = np.sort(np.concatenate(xs))
             y = np.arange(1, x.size + 1) / x.size
-            ax.step(x, y, where="post", label=s)
+            ax.step(x, y, where="post", label=s, color=colour[str(s)])
             if (x > 0).all():
                 ax.set_xscale("log")
         unit = next((u for u in sub.get("time_unit", []) if isinstance(u, str)), "")
@@ -398,11 +419,13 @@ def plot_ratios(tidy_df: pd.DataFrame) -> Figure:
             x = bw["scheduler"].map({s: i for i, s in enumerate(sc)}).to_numpy(float)
             x = x + (k - (len(wl) - 1) / 2) * 0.8 / max(1, len(wl))
             ax.plot(x, bw["ratio_to_bound"], "o", alpha=0.7, label=w)
+        labelled = False
         for i, s in enumerate(sc):
             f = _factor_value(b.loc[b["scheduler"] == s, "factor"].iloc[0])
             if np.isfinite(f):
                 ax.hlines(f, i - 0.4, i + 0.4, colors="red", linewidth=2,
-                          label="proven factor" if i == 0 else None)
+                          label=None if labelled else "proven factor")
+                labelled = True
         ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
         vals = b["ratio_to_bound"].to_numpy(float)
         if vals.size and vals.max() > 20:

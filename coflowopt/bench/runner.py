@@ -97,6 +97,9 @@ def _run_here(task: Task) -> dict[str, Any]:
                                   task.base_dir)
             res = run(inst, info, params=task.scheduler.params, seed=task.algorithm_seed)
             inst, valid = res.instance, res.valid  # coflowsim: what CoflowSim simulated
+            # the metric the proven factor bounds, where its assumptions hold on this instance
+            fm = info.factor_metric
+            row["factor_metric"] = fm if fm and info.factor_for(fm, inst) else ""
             row.update(ports=inst.ports, n_coflows=inst.n_coflows, n_flows=inst.n_flows,
                        n_jobs=inst.n_jobs, time_unit=inst.time_unit)
             row.update({f"lb_{k}": v for k, v in lower_bounds(inst).items()})

@@ -80,6 +80,9 @@ class SchedulerInfo:
     it bounds.  ``family``: the folder of :mod:`coflowopt.schedulers` it lives in.
     ``multistage``: honours Starts-After edges (else the instance must have none);
     ``needs_starts_after`` / ``needs_deadlines``: refuses instances without them.
+    ``factor_metric``: the metric of :func:`coflowopt.metrics.summary` the factor bounds, and
+    ``factor_assumes``: what else it needs (``"release 0"``: every release 0; ``"single-stage"``:
+    no precedence edges); reports show the factor only where both hold (:meth:`factor_for`).
     ``job_objective``: designed for job DAGs (its objective is on job completion; the proof
     checks give it DAG instances).  ``streams``: the implementation can stream its rate changes
     into the validator.
@@ -99,6 +102,8 @@ class SchedulerInfo:
     needs_starts_after: bool = False
     needs_deadlines: bool = False
     job_objective: bool = False
+    factor_metric: str | None = None
+    factor_assumes: tuple[str, ...] = ()
     streams: bool = False
     aliases: tuple[str, ...] = ()
     _impl: Any = field(default=None, compare=False, repr=False)
@@ -141,6 +146,17 @@ class SchedulerInfo:
         if issubclass(cls, Params):
             return cls.from_dict(params, where=where or self.name)
         return _plain_dataclass(cls, dict(params or {}), where or self.name)
+
+    def factor_for(self, metric: str, instance: Instance) -> str | None:
+        """The proven factor where it applies to ``metric`` on ``instance``, else ``None``."""
+        if self.factor is None or metric != self.factor_metric:
+            return None
+        if "release 0" in self.factor_assumes and (instance.release != 0).any():
+            return None
+        if "single-stage" in self.factor_assumes and (
+                instance.starts_after.shape[0] or instance.finishes_before.shape[0]):
+            return None
+        return self.factor
 
     def refusal(self, instance: Instance) -> str | None:
         """Why this scheduler cannot run ``instance`` (one line), or ``None`` when it can."""
@@ -209,7 +225,9 @@ _TABLE: list[SchedulerInfo] = [
     SchedulerInfo("sincronia", f"{S}.sincronia:run_sincronia", f"{S}.sincronia:SincroniaParams",
                   "offline", True, "single",
                   "BSSI order + order-preserving greedy allocation (Sincronia)", factor="4",
-                  objective="sum of weighted CCT (release 0)", multistage=True, streams=True),
+                  objective="sum of weighted CCT (release 0)", multistage=True, streams=True,
+                  factor_metric="weighted_completion",
+                  factor_assumes=("release 0", "single-stage")),
     SchedulerInfo("aalo", f"{S}.aalo:run_aalo", f"{S}.aalo:AaloParams", "online", False,
                   "single", "D-CLAS: priority queues on bytes sent, FIFO inside, strict priority",
                   objective="average CCT (heuristic)", multistage=True, streams=True),
@@ -306,6 +324,8 @@ def _params_from_signature(func: Callable[..., Any], name: str) -> type:
 
 def register(name: str, *, kind: str, clairvoyant: bool, factor: str | None = None,
              objective: str = "sum of weighted CCT", summary: str = "",
+             factor_metric: str | None = "weighted_completion",
+             factor_assumes: tuple[str, ...] = (),
              multistage: bool = False, family: str = "plugin", starts_after: bool = True,
              needs_starts_after: bool = False, needs_deadlines: bool = False
              ) -> Callable[[Callable[..., Schedule]], Callable[..., Schedule]]:
@@ -327,7 +347,9 @@ def register(name: str, *, kind: str, clairvoyant: bool, factor: str | None = No
                              objective=objective, multistage=starts_after or multistage,
                              needs_starts_after=needs_starts_after,
                              needs_deadlines=needs_deadlines, job_objective=multistage,
-                             _impl=impl, _params=params_cls)
+                             factor_metric=factor_metric if factor else None,
+                             factor_assumes=tuple(factor_assumes), _impl=impl,
+                             _params=params_cls)
         _add(info)
         return func
 

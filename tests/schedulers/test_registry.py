@@ -80,3 +80,15 @@ def test_public_call_returns_a_schedule_and_run_validates_it() -> None:
     assert res.valid.coflow_completion.tolist() == [1.0, 2.0]  # hand-worked: 1 unit each
     assert sched.n_segments == res.valid.schedule.n_segments
     assert res.params == get("varys").params_class()
+
+
+def test_the_proven_factor_applies_only_where_its_assumptions_hold() -> None:
+    sinc = get("sincronia")
+    batch = build_instance(2, coflows=[CoflowSpec([(0, 1, 1.0)]), CoflowSpec([(1, 0, 2.0)])])
+    released = build_instance(2, coflows=[CoflowSpec([(0, 1, 1.0)]),
+                                          CoflowSpec([(1, 0, 2.0)], release=1.0)])
+    assert sinc.factor_for("weighted_completion", batch) == "4"
+    assert sinc.factor_for("avg_cct", batch) is None  # not the objective it bounds
+    assert sinc.factor_for("weighted_completion", released) is None  # releases > 0
+    assert sinc.factor_for("weighted_completion", _dag()) is None  # not single-stage
+    assert get("varys").factor_for("avg_cct", batch) is None  # no factor at all
