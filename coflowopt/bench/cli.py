@@ -110,6 +110,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     seeds = _n(n_seeds.pop(), "seed") if len(n_seeds) == 1 else "seeds per workload"
     print(f"suite {suite.name}: {_n(suite.n_tasks, 'task')} ({_n(len(suite.workloads), 'workload')}"
           f" x {_n(len(suite.schedulers), 'scheduler')} x {seeds}) on {where}", flush=True)
+    for w in suite.workloads:  # what each workload is (the default suite's load, say)
+        args_ = ", ".join(f"{k}={v!r}" for k, v in w.params.items())
+        print(f"  workload {w.name}: {w.generator}({args_})", flush=True)
     kw = dict(out=args.out, jobs=jobs, max_tasks=args.max_tasks,
               retry_errors=args.retry_errors, progress=args.progress)
     # SIGTERM (a batch scheduler's stop) ends the run like Ctrl-C: finished rows are kept

@@ -232,3 +232,16 @@ def test_alias_generator_names_still_parse_and_build(tmp_path: Path) -> None:
     load_suite(write(tmp_path, tiny_suite(workloads=trees)))
     clash = trees.replace("n_jobs = 2", 'n_jobs = 2, kind = "fan-in"')
     _rejected(tmp_path, tiny_suite(workloads=clash), "workloads[0].params.kind", "conflicts")
+
+
+def test_default_suite_runs_at_a_stated_load() -> None:
+    from coflowopt.bench.workloads import build_workload
+
+    (w,) = default_suite().workloads
+    load = w.params["load"]
+    assert w.generator == "synthetic" and 0 < load and f"load{load}" in w.name
+    assert f"load {load}" in default_suite().description
+    inst = build_workload(w.generator, w.params, 0)
+    span = float(inst.coflow_release.max() - inst.coflow_release.min())
+    util = float(inst.flow_volume.sum()) / (inst.ports * inst.fabric.capacity_in[0] * span)
+    assert util == pytest.approx(load, rel=1e-3)
