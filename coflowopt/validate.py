@@ -609,24 +609,29 @@ class StreamValidator:
     @classmethod
     def from_flows(cls, src: np.ndarray, dst: np.ndarray, volume: np.ndarray,
                    capacity_in: np.ndarray, capacity_out: np.ndarray,
-                   tol: Tolerance | None = None, *, limit: int = 20, size: int = 1 << 16
-                   ) -> StreamValidator:
+                   tol: Tolerance | None = None, *, limit: int = 20, size: int = 1 << 16,
+                   flow_of_row: np.ndarray | None = None) -> StreamValidator:
         """A validator for flows given as columns (``m = capacity_in.size`` ports), when the
-        instance is built only after the run; :meth:`result` then needs ``instance=``."""
+        instance is built only after the run; :meth:`result` then needs ``instance=``.
+        ``flow_of_row``: the flows in the order their state is laid out (a permutation;
+        default by (ingress, egress) pair): the order in which a kernel changes them, so that
+        consecutive changes touch adjacent rows."""
         sv = cls.__new__(cls)
         sv._setup(np.asarray(src), np.asarray(dst), np.asarray(volume, dtype=np.float64),
                   np.asarray(capacity_in, dtype=np.float64),
-                  np.asarray(capacity_out, dtype=np.float64), tol, limit, size)
+                  np.asarray(capacity_out, dtype=np.float64), tol, limit, size, flow_of_row)
         sv.instance = None
         return sv
 
     def _setup(self, src: np.ndarray, dst: np.ndarray, volume: np.ndarray, cap_in: np.ndarray,
-               cap_out: np.ndarray, tol: Tolerance | None, limit: int, size: int) -> None:
+               cap_out: np.ndarray, tol: Tolerance | None, limit: int, size: int,
+               by_pair: np.ndarray | None = None) -> None:
         tol = tol or Tolerance()
         F, m = src.size, cap_in.size
         H = limit + 2 * m + 1  # an interval's overloads are all kept once the first is
         cap = np.concatenate([cap_in, cap_out]).astype(np.float64)
-        by_pair = np.argsort(src.astype(np.int64) * max(m, 1) + dst, kind="stable")
+        if by_pair is None:
+            by_pair = np.argsort(src.astype(np.int64) * max(m, 1) + dst, kind="stable")
         row = np.empty(F, np.int32)
         row[by_pair] = np.arange(F, dtype=np.int32)
         fl = np.zeros((F, 4))

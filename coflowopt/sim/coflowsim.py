@@ -1264,35 +1264,37 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
 
 
 @njit(cache=True, inline="always")
-def _bq_insert(head, hm, bnext, bprev, bkey, g, k):
-    """Bucket queue keyed on whole quanta: put flow ``g`` in bucket ``k`` (O(1)).  Buckets are
+def _bq_insert(head, hm, bq, g, k):
+    """Bucket queue keyed on whole quanta: put flow ``g`` in bucket ``k`` (O(1)).  ``bq[g]`` =
+    (next, previous, bucket) side by side: a move touches one line per flow.  Buckets are
     initialized up to ``hm[0]`` only, as keys reach them: the queue spans a simulated day
     (88 MB of buckets) while a trace ends within hours."""
     if k > hm[0]:
         head[hm[0] + 1: k + 1] = -1
         hm[0] = k
-    bkey[g] = k
-    bprev[g] = -1
+    bq[g, 2] = k
+    bq[g, 1] = -1
     h = head[k]
-    bnext[g] = h
+    bq[g, 0] = h
     if h >= 0:
-        bprev[h] = g
+        bq[h, 1] = g
     head[k] = g
 
 
 @njit(cache=True, inline="always")
-def _bq_remove(head, bnext, bprev, bkey, g):
+def _bq_remove(head, bq, g):
     """Take flow ``g`` out of its bucket, if it is in one."""
-    k = bkey[g]
+    k = bq[g, 2]
     if k < 0:
         return
-    if bprev[g] >= 0:
-        bnext[bprev[g]] = bnext[g]
+    nx, pv = bq[g, 0], bq[g, 1]
+    if pv >= 0:
+        bq[pv, 0] = nx
     else:
-        head[k] = bnext[g]
-    if bnext[g] >= 0:
-        bprev[bnext[g]] = bprev[g]
-    bkey[g] = -1
+        head[k] = nx
+    if nx >= 0:
+        bq[nx, 1] = pv
+    bq[g, 2] = -1
 
 
 @njit(cache=True, error_model="numpy")
@@ -1326,17 +1328,39 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
     job_open = np.diff(red_ptr)
     start = np.full(n, -1.0)
     finish = np.full(n, -1.0)
-    # FAIR: flows per reducer port and per mapper port, as linked lists
+    # FAIR: flows per reducer port and per mapper port; PFP: each reducer port's flows as a
+    # linked list sorted by bytes left at insertion
     n_dst = np.zeros(n_out, dtype=np.int64)
     n_src = np.zeros(n_in, dtype=np.int64)
+    nfl = nf if kind == 7 else 0
     hd_d = np.full(n_out, -1, dtype=np.int64)
-    hd_s = np.full(n_in, -1, dtype=np.int64)
-    nx_d = np.full(nf, -1, dtype=np.int64)
-    pv_d = np.full(nf, -1, dtype=np.int64)
-    nx_s = np.full(nf, -1, dtype=np.int64)
-    pv_s = np.full(nf, -1, dtype=np.int64)
+    nx_d = np.full(nfl, -1, dtype=np.int64)
+    pv_d = np.full(nfl, -1, dtype=np.int64)
     mark_d = np.zeros(n_out, dtype=np.bool_)
     mark_s = np.zeros(n_in, dtype=np.bool_)
+    # FAIR walks each port's flows newest first, as CoflowSim's lists hold them, but from
+    # arrays: a flow joins the port's block (sized by the flows that ever use the port) at
+    # its end, a walk goes backwards and drops finished flows as it passes them.  Reading flow
+    # indices from an array instead of chasing list links (a cache miss per flow, each waiting
+    # for the last) made FAIR's 170 million visits on FB2010 about twice as fast.
+    nfa = nf if kind == 6 else 0
+    arr_d = np.empty(nfa, dtype=np.int64)
+    arr_s = np.empty(nfa, dtype=np.int64)
+    lo_d = np.zeros(n_out + 1, dtype=np.int64)  # block of port p: lo (live from) .. hi
+    lo_s = np.zeros(n_in + 1, dtype=np.int64)
+    fdst = np.empty(nfa, dtype=np.int64)
+    for f in range(nfa):
+        fdst[f] = red_rack[f_red[f]]
+        lo_d[fdst[f] + 1] += 1
+        lo_s[flow_src[f] + 1] += 1
+    for p in range(n_out):
+        lo_d[p + 1] += lo_d[p]
+    for p in range(n_in):
+        lo_s[p + 1] += lo_s[p]
+    hi_d = lo_d[:n_out].copy()
+    hi_s = lo_s[:n_in].copy()
+    sh_d = np.zeros(n_out)  # the fair share C / flows of each port, as the min() reads it
+    sh_s = np.zeros(n_in)
     # PFP: the served flow of each reducer port
     served = np.full(n_out, -1, dtype=np.int64)
     busy = np.zeros(n_in, dtype=np.bool_)
@@ -1345,9 +1369,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
     nb = end_ms // quantum_ms + 2
     head = np.empty(nb, dtype=np.int64)
     hm = np.array([-1], dtype=np.int64)  # buckets 0 .. hm[0] are initialized
-    bnext = np.full(nf, -1, dtype=np.int64)
-    bprev = np.full(nf, -1, dtype=np.int64)
-    bkey = np.full(nf, -1, dtype=np.int64)
+    bq = np.full((nf, 3), -1, dtype=np.int64)
     cursor = 0
     # segments go to fixed buffers flushed into chunk lists: no array is reallocated inside
     # the event loop (a loop-carried, reallocatable array made the re-time loop 3x slower)
@@ -1405,14 +1427,10 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                     if kind == 6:
                         n_dst[p] += 1
                         n_src[s_] += 1
-                        nx_d[f] = hd_d[p]
-                        if hd_d[p] >= 0:
-                            pv_d[hd_d[p]] = f
-                        hd_d[p] = f
-                        nx_s[f] = hd_s[s_]
-                        if hd_s[s_] >= 0:
-                            pv_s[hd_s[s_]] = f
-                        hd_s[s_] = f
+                        arr_d[hi_d[p]] = f
+                        hi_d[p] += 1
+                        arr_s[hi_s[s_]] = f
+                        hi_s[s_] += 1
                         mark_d[p] = True
                         mark_s[s_] = True
                     else:
@@ -1442,23 +1460,37 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                 if first and added == 0:
                     pass
                 else:
+                    for p in range(n_out):
+                        if n_dst[p] > 0:
+                            sh_d[p] = cfull / n_dst[p]
+                    for p in range(n_in):
+                        if n_src[p] > 0:
+                            sh_s[p] = cfull / n_src[p]
                     for side in range(2):
                         nports = n_out if side == 0 else n_in
+                        lst = arr_d if side == 0 else arr_s
                         for p in range(nports):
                             if side == 0:
                                 if not mark_d[p]:
                                     continue
                                 mark_d[p] = False
-                                g = hd_d[p]
+                                a, b = lo_d[p], hi_d[p]
                             else:
                                 if not mark_s[p]:
                                     continue
                                 mark_s[p] = False
-                                g = hd_s[p]
-                            while g >= 0:
-                                a1 = cfull / n_dst[red_rack[f_red[g]]]
-                                a2 = cfull / n_src[flow_src[g]]
-                                nd = min(a1, a2)
+                                a, b = lo_s[p], hi_s[p]
+                            w = b
+                            for i in range(b - 1, a - 1, -1):
+                                g = lst[i]
+                                if done[g]:
+                                    continue
+                                w -= 1
+                                lst[w] = g
+                                if side == 0:
+                                    nd = min(sh_d[p], sh_s[flow_src[g]])
+                                else:
+                                    nd = min(sh_d[fdst[g]], sh_s[p])
                                 if nd != d[g]:
                                     stats[1] += 1
                                     x0 = x[g]
@@ -1481,10 +1513,13 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                                     lb = qn + max(0.0, math.floor(kf - 2.0 - kf * kf * 4e-16))
                                     if lb < key[g]:
                                         key[g] = lb
-                                        _bq_remove(head, bnext, bprev, bkey, g)
-                                        _bq_insert(head, hm, bnext, bprev, bkey, g,
+                                        _bq_remove(head, bq, g)
+                                        _bq_insert(head, hm, bq, g,
                                                    np.int64(min(lb, nb - 1.0)))
-                                g = nx_d[g] if side == 0 else nx_s[g]
+                            if side == 0:
+                                lo_d[p] = w
+                            else:
+                                lo_s[p] = w
             elif first and added == 0:
                 pass
             else:
@@ -1513,7 +1548,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                                          0.0, quantum_ms, lpos)
                         d[old] = 0.0
                         tq[old] = qn
-                        _bq_remove(head, bnext, bprev, bkey, old)
+                        _bq_remove(head, bq, old)
                         key[old] = np.inf
                     served[p] = g
                     if g >= 0:
@@ -1526,8 +1561,8 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                                          cfull / 1048576.0 / quantum_ms, quantum_ms, lpos)
                         _, st, fin, _ = _advance(x[g], cfull, 1 << 40, zero)
                         key[g] = float(qn + st - 1)
-                        _bq_remove(head, bnext, bprev, bkey, g)
-                        _bq_insert(head, hm, bnext, bprev, bkey, g, min(qn + st - 1, nb - 1))
+                        _bq_remove(head, bq, g)
+                        _bq_insert(head, hm, bq, g, min(qn + st - 1, nb - 1))
             first = False
             # the next quantum in which flows finish
             while cursor < q_end and (cursor > hm[0] or head[cursor] < 0):
@@ -1538,7 +1573,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
             n_fin = 0
             while head[q] >= 0:
                 g = head[q]
-                _bq_remove(head, bnext, bprev, bkey, g)
+                _bq_remove(head, bq, g)
                 key[g] = np.inf
                 x0 = x[g]
                 xg, st, fin, bl = _advance(x0, d[g], q - tq[g] + 1, zero)
@@ -1546,7 +1581,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                     _, st, fin, _ = _advance(x0, d[g], 1 << 40, zero)
                     if fin:
                         key[g] = float(tq[g] + st - 1)
-                        _bq_insert(head, hm, bnext, bprev, bkey, g, min(tq[g] + st - 1, nb - 1))
+                        _bq_insert(head, hm, bq, g, min(tq[g] + st - 1, nb - 1))
                     continue
                 if not lean:
                     nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, g, tq[g], q,
@@ -1572,25 +1607,19 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                 r = f_red[g]
                 p = red_rack[r]
                 s_ = flow_src[g]
-                if kind == 6:
+                if kind == 6:  # leaves its ports' blocks at their next walk (done)
                     n_dst[p] -= 1
                     n_src[s_] -= 1
                     mark_d[p] = True
                     mark_s[s_] = True
-                    if pv_s[g] >= 0:
-                        nx_s[pv_s[g]] = nx_s[g]
-                    else:
-                        hd_s[s_] = nx_s[g]
-                    if nx_s[g] >= 0:
-                        pv_s[nx_s[g]] = pv_s[g]
                 else:
                     served[p] = -1
-                if pv_d[g] >= 0:
-                    nx_d[pv_d[g]] = nx_d[g]
-                else:
-                    hd_d[p] = nx_d[g]
-                if nx_d[g] >= 0:
-                    pv_d[nx_d[g]] = pv_d[g]
+                    if pv_d[g] >= 0:
+                        nx_d[pv_d[g]] = nx_d[g]
+                    else:
+                        hd_d[p] = nx_d[g]
+                    if nx_d[g] >= 0:
+                        pv_d[nx_d[g]] = pv_d[g]
                 red_open[r] -= 1
                 if red_open[r] == 0:
                     active_tasks -= 1
@@ -1754,7 +1783,8 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
         # epochs, is built after the run)
         src, dst, volume, _, where = _flows(model, instance.n_coflows)
         cap = np.full(instance.fabric.ports, 0.125)
-        stream = StreamValidator.from_flows(src, dst, volume, cap, cap, tol)
+        # rows in the kernels' flow order: the flows a kernel changes together sit together
+        stream = StreamValidator.from_flows(src, dst, volume, cap, cap, tol, flow_of_row=where)
         fvol = volume[where]
         del src, dst, volume
     else:
