@@ -4,7 +4,7 @@
 
     coflowopt bench [SUITE] [--executor local|inline|dask [ADDRESS]] [--dask ADDRESS]
                     [--jobs N] [--out DIR] [--max-tasks N] [--retry-errors] [--no-plots]
-                    [--strict] [--progress | --no-progress]
+                    [--strict | --allow-failures] [--progress | --no-progress]
     coflowopt report RESULTS [--no-plots]
 
 ``SUITE`` is a suite file, or the name of one in ``./benchmarks/`` (``fb2010`` for
@@ -42,7 +42,10 @@ def add_commands(sub: Any) -> None:
                    help="run at most N of the pending tasks (the rest on a rerun)")
     s.add_argument("--retry-errors", action="store_true", help="run failed tasks again")
     s.add_argument("--no-plots", action="store_true", help="write the tables only")
-    s.add_argument("--strict", action="store_true", help="exit 1 if any task failed")
+    s.add_argument("--strict", action="store_true",
+                   help="(the default now) exit 1 if any task failed")
+    s.add_argument("--allow-failures", action="store_true",
+                   help="exit 0 even when tasks failed (they are still listed)")
     s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: when stderr is a terminal)")
     s.set_defaults(func=cmd_bench)
@@ -141,13 +144,33 @@ def cmd_bench(args: argparse.Namespace) -> int:
           + ("" if args.no_plots else " and plots beside it"))
     for p in run.problems:
         print(f"  lost (will rerun): {p}", file=sys.stderr)
+    failures = _failures(run.results())
+    if failures:
+        print(f"{_n(len(failures), 'failed task')} (rows kept with their errors; "
+              "--retry-errors runs them again):", file=sys.stderr)
+        for line in failures:
+            print(f"  {line}", file=sys.stderr)
     if run.interrupted:
         print("interrupted: finished rows are kept; rerun the same command to resume",
               file=sys.stderr)
         return 130
-    if run.lost or (args.strict and run.failed):
+    if run.lost or (failures and not args.allow_failures):
         return 1
     return 0
+
+
+def _failures(df: Any) -> list[str]:
+    """One line per failed task of a results table: workload/scheduler/seed, status and the
+    first line of its error."""
+    if df.empty or "status" not in df:
+        return []
+    bad = df[df["status"].astype(str) != "ok"]
+    out = []
+    for r in bad.itertuples():
+        err = str(getattr(r, "error", "") or "").strip().splitlines()
+        out.append(f"{r.workload}/{r.scheduler}/seed {r.seed}: {r.status}: "
+                   f"{err[0] if err else '(no message)'}")
+    return out
 
 
 def cmd_report(args: argparse.Namespace) -> int:

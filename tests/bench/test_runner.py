@@ -240,3 +240,18 @@ def test_proven_factor_shown_only_beside_its_objective_where_it_holds(tmp_path: 
     assert set(t["metric"]) == {"avg_cct", "weighted_completion"}
     shown = {(r.workload, r.metric) for r in t.itertuples() if r.factor}
     assert shown == {("batch", "weighted_completion")}
+
+
+def test_cli_bench_lists_failed_tasks_and_exits_nonzero(tmp_path: Path, capsys) -> None:
+    text = tiny_suite(seeds="[0]", schedulers='[[schedulers]]\nname = "sequential"\n\n'
+                                              '[[schedulers]]\nname = "bench-test-fail"\n'
+                                              'params = { message = "boom here" }\n')
+    path = write(tmp_path, text)
+    assert main(["bench", str(path), "--out", str(tmp_path / "o"), "--executor", "inline",
+                 "--no-plots"]) == 1
+    err = capsys.readouterr().err
+    assert "2 failed tasks" in err and "bench-test-fail/seed 0: error: ValueError: boom here" in err
+    # asked to, the same command exits 0 (the failures are still listed)
+    assert main(["bench", str(path), "--out", str(tmp_path / "o"), "--executor", "inline",
+                 "--no-plots", "--allow-failures"]) == 0
+    assert "boom here" in capsys.readouterr().err
