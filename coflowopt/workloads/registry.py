@@ -40,16 +40,16 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any
 
 import numpy as np
 
 from coflowopt.model import Instance
+from coflowopt.params import TypeMismatch, check_value, field_hints
 from coflowopt.workloads import dags, synthetic, trace
 
 __all__ = [
@@ -162,7 +162,7 @@ class Generator:
             k = sorted(extra)[0]
             raise ParamError(self.name, k,
                              f"unknown parameter (known: {', '.join(known) or '(none)'})")
-        hints = _field_hints(self.params)
+        hints = field_hints(self.params)
         kw: dict[str, Any] = {}
         for name, f in known.items():
             if name not in data:
@@ -170,8 +170,8 @@ class Generator:
                     raise ParamError(self.name, name, "missing (required parameter)")
                 continue
             try:
-                kw[name] = _check(data[name], hints[name], name)
-            except _Mismatch as exc:
+                kw[name] = check_value(data[name], hints[name], name)
+            except TypeMismatch as exc:
                 raise ParamError(self.name, exc.where, exc.problem) from None
         return self.params(**kw), extra
 
@@ -189,155 +189,6 @@ class Generator:
         if self.seeded:
             kw["seed"] = seed
         return self.func(**kw)
-
-
-# -- type checks -------------------------------------------------------------------------------
-
-
-class _Mismatch(Exception):
-    """``matched``: the value had the right outer shape (a list, a table) and failed inside,
-    so a union reports this error rather than its own."""
-
-    def __init__(self, where: str, problem: str, matched: bool = False):
-        super().__init__(problem)
-        self.where, self.problem, self.matched = where, problem, matched
-
-
-def _inner(exc: _Mismatch) -> _Mismatch:
-    exc.matched = True
-    return exc
-
-
-def _field_hints(cls: type) -> dict[str, Any]:
-    hints = getattr(cls, "__param_hints__", None)
-    if hints is None:
-        hints = typing.get_type_hints(cls)
-    return hints
-
-
-def _describe(tp: Any) -> str:
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if tp is Any:
-        return "anything"
-    if tp is type(None) or tp is None:
-        return "None"
-    if origin in (Union, types.UnionType):
-        return " or ".join(_describe(a) for a in args)
-    if origin is Literal:
-        return "one of " + ", ".join(repr(a) for a in args)
-    if origin is tuple:
-        if len(args) == 2 and args[1] is Ellipsis:
-            return f"a list of {_describe(args[0])}"
-        return "a list [" + ", ".join(_describe(a) for a in args) + "]"
-    if origin in (list, Sequence, typing.Sequence):
-        return f"a list of {_describe(args[0]) if args else 'values'}"
-    if origin is os.PathLike or tp is os.PathLike:
-        return "a file path"
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return f"a table of {tp.__name__} fields"
-    return getattr(tp, "__name__", str(tp))
-
-
-def _depth(where: str) -> int:
-    return where.count(".") + where.count("[")
-
-
-def _check(value: Any, tp: Any, where: str) -> Any:
-    """``value`` checked against the annotation ``tp`` (lists become tuples, ints floats,
-    tables dataclasses); raises :class:`_Mismatch`."""
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    bad = _Mismatch(where, f"expected {_describe(tp)}, got {value!r}")
-    if tp is Any:
-        return value
-    if tp is type(None) or tp is None:
-        if value is None:
-            return None
-        raise bad
-    if origin in (Union, types.UnionType):
-        errors = []
-        for arm in args:
-            try:
-                return _check(value, arm, where)
-            except _Mismatch as exc:
-                errors.append(exc)
-        inside = [e for e in errors if e.matched]
-        raise max(inside, key=lambda e: _depth(e.where)) if inside else bad
-    if origin is Literal:
-        if any(type(value) is type(a) and value == a for a in args):
-            return value
-        raise bad
-    if tp is bool:
-        if isinstance(value, bool | np.bool_):
-            return bool(value)
-        raise bad
-    if tp is int:
-        if isinstance(value, int | np.integer) and not isinstance(value, bool):
-            return value
-        raise bad
-    if tp is float:
-        if isinstance(value, int | float | np.integer | np.floating) \
-                and not isinstance(value, bool):
-            return float(value)
-        raise bad
-    if tp is str:
-        if isinstance(value, str):
-            return value
-        raise bad
-    if origin is tuple:
-        if not isinstance(value, list | tuple):
-            raise bad
-        if args and not (len(args) == 2 and args[1] is Ellipsis) and len(value) != len(args):
-            raise bad
-        items = [args[0]] * len(value) if len(args) == 2 and args[1] is Ellipsis \
-            else list(args or [Any] * len(value))
-        try:
-            return tuple(_check(v, a, f"{where}[{i}]")
-                         for i, (v, a) in enumerate(zip(value, items, strict=True)))
-        except _Mismatch as exc:
-            raise _inner(exc) from None
-    if origin in (list, Sequence, typing.Sequence):
-        if not isinstance(value, list | tuple):
-            raise bad
-        item = args[0] if args else Any
-        try:
-            out = [_check(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
-        except _Mismatch as exc:
-            raise _inner(exc) from None
-        return out if origin is list else tuple(out)
-    if origin is os.PathLike or tp is os.PathLike:
-        if isinstance(value, str | os.PathLike):
-            return value
-        raise bad
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        if isinstance(value, tp):
-            return value
-        if isinstance(value, Mapping):
-            return _dataclass_from(tp, value, where)
-        raise bad
-    if isinstance(tp, type):
-        if isinstance(value, tp):
-            return value
-        raise bad
-    return value  # an annotation this checker does not know: passed on
-
-
-def _dataclass_from(cls: type, data: Mapping[str, Any], where: str) -> Any:
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    hints = typing.get_type_hints(cls)
-    kw = {}
-    for k, v in data.items():
-        if k not in fields:
-            raise _Mismatch(f"{where}.{k}",
-                            f"unknown field of {cls.__name__} (known: {', '.join(fields)})",
-                            matched=True)
-        try:
-            kw[k] = _check(v, hints.get(k, Any), f"{where}.{k}")
-        except _Mismatch as exc:
-            raise _inner(exc) from None
-    try:
-        return cls(**kw)
-    except (TypeError, ValueError) as exc:
-        raise _Mismatch(where, str(exc), matched=True) from None
 
 
 # -- path parameters ---------------------------------------------------------------------------

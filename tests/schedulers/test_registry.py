@@ -44,7 +44,7 @@ def test_unknown_and_mistyped_parameters_name_the_field() -> None:
         get("varys").make_params({"alocation": "madd"})
     with pytest.raises(ParamsError, match=r"aalo\.queues: expected int, got 'ten'"):
         get("aalo").make_params({"queues": "ten"})
-    with pytest.raises(ParamsError, match=r"sincronia\.mode: expected 'online' or 'offline'"):
+    with pytest.raises(ParamsError, match=r"sincronia\.mode: expected one of 'online', 'offline'"):
         get("sincronia").make_params({"mode": "both"})
     with pytest.raises(ParamsError, match=r"schedulers\[2\]\.params\.first"):
         get("a-sebf").make_params({"first": [1]}, where="schedulers[2].params")
