@@ -142,8 +142,9 @@ def _port_name(side: int, p: int) -> str:
 
 
 def _coflow_label(inst: Instance, c: int) -> str:
+    """A coflow named by its id, with its position (messages say which number is which)."""
     cid = inst.coflow_id[c]
-    return repr(cid.item() if isinstance(cid, np.generic) else cid)
+    return f"id {cid.item() if isinstance(cid, np.generic) else cid!r} (position {c})"
 
 
 class _Analysis:
@@ -189,13 +190,14 @@ class _Analysis:
         if bad.size:
             i = int(bad[0])
             stop |= self._add(Violation(
-                "malformed", f"segment {i} names flow {s.flow[i]}, instance has "
+                "malformed", f"segment {i} names flow position {s.flow[i]}, instance has "
                 f"{inst.n_flows} flows", interval=int(s.first[i]), flow=int(s.flow[i])))
         bad = np.flatnonzero(~np.isfinite(s.rate))
         if bad.size:
             i = int(bad[0])
             stop |= self._add(Violation(
-                "malformed", f"flow {s.flow[i]} has rate {s.rate[i]} in interval {s.first[i]}",
+                "malformed", f"flow position {s.flow[i]} has rate {s.rate[i]} in interval "
+                f"{s.first[i]}",
                 interval=int(s.first[i]), flow=int(s.flow[i])))
         if self.found:
             return True
@@ -206,7 +208,7 @@ class _Analysis:
         if clash.size:
             i = int(clash[0])
             stop |= self._add(Violation(
-                "malformed", f"flow {f[i]} has two rates in interval {a[i + 1]}",
+                "malformed", f"flow position {f[i]} has two rates in interval {a[i + 1]}",
                 interval=int(a[i + 1]), flow=int(f[i])))
             return True
         del stop
@@ -223,7 +225,7 @@ class _Analysis:
 
     def _negative_at(self, k: int, f: int, rate: float) -> bool:
         return self._add(Violation(
-            "negative_rate", f"flow {f} has rate {rate:.6g} < 0 in interval {k} "
+            "negative_rate", f"flow position {f} has rate {rate:.6g} < 0 in interval {k} "
             f"(t={self.bps[k]:.6g})", interval=k, time=float(self.bps[k]), flow=f,
             amount=-rate))
 
@@ -364,8 +366,8 @@ class _Analysis:
             c = int(inst.flow_coflow[i])
             k = int(np.searchsorted(self.bps, start[i], side="right") - 1)
             if self._add(Violation(
-                    "release", f"flow {i} of coflow {_coflow_label(inst, c)} is sent from "
-                    f"t={start[i]:.9g}, before its release {rel[i]:.9g} (by "
+                    "release", f"flow position {i} of coflow {_coflow_label(inst, c)} is sent "
+                    f"from t={start[i]:.9g}, before its release {rel[i]:.9g} (by "
                     f"{rel[i] - start[i]:.6g})", interval=k, time=float(start[i]), flow=int(i),
                     coflow=c, amount=float(rel[i] - start[i]))):
                 return
@@ -383,7 +385,7 @@ class _Analysis:
                 c = int(inst.flow_coflow[i])
                 word = "short by" if kind == "volume" else "over by"
                 if self._add(Violation(
-                        kind, f"flow {i} of coflow {_coflow_label(inst, c)} is served "
+                        kind, f"flow position {i} of coflow {_coflow_label(inst, c)} is served "
                         f"{served[i]:.9g} of its volume {vol[i]:.9g} ({word} "
                         f"{abs(vol[i] - served[i]):.6g})", flow=int(i), coflow=c,
                         amount=float(abs(vol[i] - served[i])))):
@@ -403,8 +405,8 @@ class _Analysis:
             f0 = int(fl[np.argmin(self.times["flow_start"][fl])])
             if self._add(Violation(
                     "precedence", f"coflow {_coflow_label(inst, sb)} starts at "
-                    f"t={cstart[sb]:.9g} (flow {f0}) before its Starts-After predecessor "
-                    f"{_coflow_label(inst, pa)} completes at t={ccomp[pa]:.9g} (by "
+                    f"t={cstart[sb]:.9g} (flow position {f0}) before its Starts-After "
+                    f"predecessor {_coflow_label(inst, pa)} completes at t={ccomp[pa]:.9g} (by "
                     f"{ccomp[pa] - cstart[sb]:.6g})", time=float(cstart[sb]), flow=f0,
                     coflow=sb, amount=float(ccomp[pa] - cstart[sb]))):
                 return
@@ -695,9 +697,9 @@ class StreamValidator:
         if bad or np.any(np.diff(an.bps) < 0):
             if bad:
                 k, f = (int(x) for x in hit_i[_HIT_BAD, 0])
-                an._add(Violation("malformed", f"rate change {hit_f[_HIT_BAD, 0]} of flow {f} at "
-                                  f"breakpoint {k} (flow out of range, rate not finite, or out "
-                                  "of time order)", interval=k, flow=f))
+                an._add(Violation("malformed", f"rate change {hit_f[_HIT_BAD, 0]} of flow "
+                                  f"position {f} at breakpoint {k} (flow out of range, rate "
+                                  "not finite, or out of time order)", interval=k, flow=f))
             else:
                 k = int(np.flatnonzero(np.diff(an.bps) < 0)[0])
                 an._add(Violation("malformed", f"breakpoints decrease at interval {k}",
@@ -705,8 +707,8 @@ class StreamValidator:
             return True
         if np.any(rate != 0):
             f = int(np.flatnonzero(rate != 0)[0])
-            an._add(Violation("malformed", f"flow {f} still has rate {rate[f]} at the last "
-                              "breakpoint", flow=f))
+            an._add(Violation("malformed", f"flow position {f} still has rate {rate[f]} at "
+                              "the last breakpoint", flow=f))
             return True
         for j in range(int(ctr[_CTR_HITS + _HIT_NEG])):
             k, f = (int(x) for x in hit_i[_HIT_NEG, j])
@@ -788,6 +790,12 @@ def validate(instance: Instance, schedule: Schedule, tol: Tolerance | None = Non
              ) -> ValidSchedule:
     """Check ``schedule`` against ``instance``; return its completion times or raise
     :class:`InfeasibleSchedule` with the first violation."""
+    if not isinstance(schedule, Schedule):
+        raise TypeError(
+            f"validate: expected a Schedule, got {type(schedule).__name__}"
+            + (": the algorithm or solve returned no schedule (an LP/MILP solve that ended "
+               "infeasible, or at its time limit without a solution, has none: see its "
+               "status)" if schedule is None else ""))
     tol = tol or Tolerance()
     an = _Analysis(instance, schedule, tol, limit=20)
     if an.found:

@@ -90,7 +90,7 @@ def test_precedence_violation_located() -> None:
     s = Schedule.from_intervals([0, 1, 2], [{0: 1.0, 1: 1.0}, {0: 1.0}])
     v = check(chain, s)
     assert (v.kind, v.coflow, v.flow, v.time, v.amount) == ("precedence", 1, 1, 0.0, 2.0)
-    assert "before its Starts-After predecessor 'a'" in v.message
+    assert "before its Starts-After predecessor id 'a' (position 0)" in v.message
     fine = Schedule.from_intervals([0, 2, 3], [{0: 1.0}, {1: 1.0}])
     assert validate(chain, fine).coflow_completion.tolist() == [2.0, 3.0]
 
@@ -363,3 +363,17 @@ def test_readonly_is_a_view() -> None:
     a = np.arange(5)
     v = readonly(a)
     assert not v.flags.writeable and np.shares_memory(a, v) and a.flags.writeable
+
+
+def test_validate_given_no_schedule_says_so() -> None:
+    inst = build_instance(1, coflows=[CoflowSpec([(0, 0, 1.0)])])
+    with pytest.raises(TypeError, match=r"returned no schedule.*see its status"):
+        validate(inst, None)  # type: ignore[arg-type]
+
+
+def test_messages_say_which_number_is_a_position_and_which_an_id() -> None:
+    inst = build_instance(2, coflows=[CoflowSpec([(0, 1, 1.0)], id="x"),
+                                      CoflowSpec([(1, 0, 2.0)], id=7, release=1.0)])
+    early = Schedule.from_intervals([0.0, 2.0], [{0: 0.5, 1: 1.0}])
+    msg = check(inst, early).message
+    assert "flow position 1 of coflow id '7' (position 1)" in msg, msg
