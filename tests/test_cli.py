@@ -134,3 +134,19 @@ def test_run_coflowsim_semantics(tmp_path, capsys):
         ("sebf", "1", 0.0, 16.0), ("sebf", "2", 10240.0, 24.0),
         ("fair", "1", 0.0, 16.0), ("fair", "2", 10240.0, 24.0)]
     assert main(["run", "--trace", str(trace), "--semantics", "coflowsim", "-s", "sincronia"]) == 2
+
+
+@pytest.mark.parametrize("command", ["schedulers", "info {trace}", "gen --list"])
+def test_printing_commands_end_quietly_into_head(tmp_path, command: str) -> None:
+    import subprocess
+    import sys
+
+    trace = tmp_path / "t.txt"
+    trace.write_text("4 3\n1 0 1 0 1 1:2.0\n2 5 2 0 1 1 3:1.0\n3 9 1 2 2 0:1.0 1:3.0\n")
+    # the reader is gone before the command prints (`true` exits at once; the interpreter
+    # takes a second to start): every print meets a closed pipe
+    cmd = f"{sys.executable} -m coflowopt.cli {command.format(trace=trace)} | true"
+    out = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True,
+                         timeout=120)
+    assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr, out.stderr
+    assert out.returncode == 0
