@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     for sem, name in plan:
         if args.only and sem != args.only:
             continue
-        cmd = ["coflowopt", "run", "--trace", str(trace), "-s", name, "--no-progress",
+        cmd = [sys.executable, "-m", "coflowopt.cli", "run", "--trace", str(trace), "-s", name,
+               "--no-progress",
                "--semantics", sem]
         _timed(cmd)  # warm-up: load (or compile) the kernels
         wall, rss, out = _timed(cmd)
