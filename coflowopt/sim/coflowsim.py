@@ -51,6 +51,19 @@ from numba import njit
 
 from coflowopt.model import Fabric, Instance
 from coflowopt.schedule import Schedule
+from coflowopt.sim.kernel import (
+    CTL_DONE,
+    CTL_EVENTS,
+    CTL_STATUS,
+    CTL_TIME,
+    Notify,
+    Progress,
+    new_control,
+    prepare,
+    progress_target,
+    run_kernel,
+    stop_requested,
+)
 from coflowopt.sim.segstore import gather_segments, new_store, put_segment, set_segment_end
 from coflowopt.validate import (
     StreamValidator,
@@ -920,11 +933,11 @@ def _wflush(q0, q1, pend, plist, npl, nlist, nl, quantum_ms, wf, wk, wr, nw, wor
     return npl, nsc
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_ptr, flow_src,
                 flow_size, alpha, deadline, scf, ncf, n_in, n_out, epoch_ms, quantum_ms,
                 zero, pseudo_deadlines, nq, first, factor, static_keys, lean, where, fvol, vs,
-                sbuf_i, sbuf_d):
+                sbuf_i, sbuf_d, kctl):
     n = arrival.size
     nf = flow_size.size
     nr_ = red_rack.size
@@ -1011,7 +1024,9 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
     cur = 0
     active_tasks = 0
     t_ms = 0
-    while t_ms < end_ms and (cur < n or active_tasks > 0):
+    n_windows = 0
+    stopped = False
+    while t_ms < end_ms and (cur < n or active_tasks > 0) and not stopped:
         added = 0
         while cur < n:
             j = cur
@@ -1061,6 +1076,15 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
         span_q = (t_next - t_ms) // quantum_ms
         i = 0
         while i < span_q and ns > 0:
+            # progress, and the waiting thread's stop flag (kernel.py), once a window
+            kctl[CTL_TIME] = (t_ms // quantum_ms + i) * quantum_ms
+            kctl[CTL_DONE] = cur - ns
+            kctl[CTL_EVENTS] = n_windows
+            n_windows += 1
+            if stop_requested(kctl):
+                kctl[CTL_STATUS] = 1.0
+                stopped = True
+                break
             # the first quantum in which a whole coflow finishes: every reducer done, by its
             # last flow or by its bytes-left counter reaching ZERO first (ReduceTask checks both)
             big = span_q - i
@@ -1242,7 +1266,7 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                 nl = 0
             i += steps
         t_ms = t_next
-    if lean:  # segments still open (a run cut at its time limit) end where they are
+    if lean and not stopped:  # segments still open (a run cut at its time limit) end here
         for j in range(npl):
             f = plist[j]
             if pend[f, 1] >= 0:
@@ -1297,9 +1321,9 @@ def _bq_remove(head, bq, g):
     bq[g, 2] = -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_out,
-              epoch_ms, quantum_ms, zero, lean, where, fvol, vs, sbuf_i, sbuf_d):
+              epoch_ms, quantum_ms, zero, lean, where, fvol, vs, sbuf_i, sbuf_d, kctl):
     """FAIR (``kind`` 6) and PFP (7): rates change only when a flow finishes or coflows are
     admitted, so the loop jumps between those quanta; a rate change re-times the flows it
     touches (FAIR: the flows on the two ports of a finished flow; PFP: the new matching).
@@ -1389,7 +1413,8 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
     active_jobs = 0
     active_tasks = 0
     t_ms = 0
-    while t_ms < end_ms and (cur < n or active_tasks > 0):
+    stopped = False
+    while t_ms < end_ms and (cur < n or active_tasks > 0) and not stopped:
         qa = t_ms // quantum_ms
         added = 0
         if kind == 7:
@@ -1455,6 +1480,14 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
         qn = qa
         first = True
         while active_jobs > 0:
+            # progress, and the waiting thread's stop flag (kernel.py), once an event
+            kctl[CTL_TIME] = qn * quantum_ms
+            kctl[CTL_DONE] = cur - active_jobs
+            kctl[CTL_EVENTS] = stats[0]
+            if stop_requested(kctl):
+                kctl[CTL_STATUS] = 1.0
+                stopped = True
+                break
             # re-time what changed at quantum qn
             if kind == 6:
                 if first and added == 0:
@@ -1640,7 +1673,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
             stats[0] += 1
             qn = q + 1
         t_ms += epoch_ms
-    if lean:  # flows still served (a run cut at its time limit) stop at the last quantum
+    if lean and not stopped:  # flows still served (a run cut at its time limit) stop here
         qz = max(tinfo[2], np.int64(sbuf_i[1, nsc - 1]) if nsc > 0 else 0)
         for g in range(nf):
             if not done[g] and d[g] != 0.0:
@@ -1747,9 +1780,24 @@ def coflowsim_instance(instance: Instance, params: CoflowSimParams | None = None
     return inst
 
 
+def _horizon(model: _Model, params: CoflowSimParams) -> float:
+    """An estimate of a CoflowSim run's length in ms (as :func:`~coflowopt.sim.kernel.
+    fluid_horizon`, on the rounded flows at 1 MiB per quantum per port)."""
+    if model.arrival.size == 0 or model.flow_size.size == 0:
+        return 0.0
+    rate = MIB / params.quantum_ms  # bytes per ms per port
+    dst = model.red_rack[np.repeat(np.arange(model.red_rack.size), np.diff(model.flow_ptr))]
+    busy = max(np.bincount(model.flow_src, model.flow_size).max(),
+               np.bincount(dst, model.flow_size).max()) / rate
+    spread = model.flow_size.sum() / (rate * max(model.n_in, 1))
+    return max(float(model.arrival.max()) + spread, float(model.arrival.min()) + busy)
+
+
 def coflowsim(instance: Instance, scheduler: str = "sebf", *,
               params: CoflowSimParams | None = None,
-              check: Tolerance | bool | None = None) -> CoflowSimResult:
+              check: Tolerance | bool | None = None, progress: Progress | None = None,
+              notify: Notify | None = None, control: np.ndarray | None = None
+              ) -> CoflowSimResult:
     """Run ``scheduler`` under CoflowSim's semantics (module docstring).
 
     ``scheduler``: CoflowSim's names ``sebf``, ``dark``, ``fifo``, ``scf`` (shortest: smallest
@@ -1764,6 +1812,13 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
     :class:`~coflowopt.ValidSchedule`, with the times validating the stored schedule gives
     (:class:`~coflowopt.InfeasibleSchedule` if it fails).  FB2010 with SEBF: 27 million
     segments stored, none streamed.
+
+    The kernel runs in a worker thread (:func:`coflowopt.sim.kernel.run_kernel`): Ctrl-C
+    stops it within a fraction of a second and raises ``KeyboardInterrupt``.
+    ``progress(t, horizon)``: simulated ms reached and an estimate of the run's length
+    (raised to ``t`` when passed); without it :data:`coflowopt.sim.engine.PROGRESS`, if set,
+    hears completed coflows.  ``notify``: hears when the kernel compiles (default: stderr).
+    ``control``: a caller's control array, as for :func:`coflowopt.sim.fast.fast_simulate`.
     """
     params = params or CoflowSimParams()
     name = _canonical(scheduler)
@@ -1791,20 +1846,27 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
         stream = StreamValidator(instance, empty=True, size=1)
         where = np.zeros(0, dtype=np.int64)
         fvol = np.zeros(0)
-    lean_args = (lean, where, fvol, stream.state, *stream.buffer)
+    ctl = new_control(_horizon(model, params), instance.n_coflows, control)
+    lean_args = (lean, where, fvol, stream.state, *stream.buffer, ctl)
     if kind <= 5:
-        start, finish, sf, sa, sb, sd, tbp, n_buf, k_first = _run_coflow(
-            kind, model.arrival, model.red_ptr, model.red_rack, model.red_bytes,
-            model.red_perrack, model.flow_ptr, model.flow_src, model.flow_size, model.alpha,
-            model.deadline, model.scf_key, model.ncf_key, model.n_in, model.n_out,
-            params.epoch_ms, q, params.zero, params.pseudo_deadlines,
-            params.dark_queues, params.dark_first_mib * MIB, params.dark_factor,
-            params.static_keys, *lean_args)
+        fn = _run_coflow
+        args = (kind, model.arrival, model.red_ptr, model.red_rack, model.red_bytes,
+                model.red_perrack, model.flow_ptr, model.flow_src, model.flow_size, model.alpha,
+                model.deadline, model.scf_key, model.ncf_key, model.n_in, model.n_out,
+                params.epoch_ms, q, params.zero, params.pseudo_deadlines,
+                params.dark_queues, params.dark_first_mib * MIB, params.dark_factor,
+                params.static_keys, *lean_args)
     else:
-        start, finish, sf, sa, sb, sd, _, tbp, n_buf, k_first = _run_flow(
-            kind, model.arrival, model.red_ptr, model.red_rack, model.flow_ptr, model.flow_src,
-            model.flow_size, model.n_in, model.n_out, params.epoch_ms, q,
-            params.zero, *lean_args)
+        fn = _run_flow
+        args = (kind, model.arrival, model.red_ptr, model.red_rack, model.flow_ptr,
+                model.flow_src, model.flow_size, model.n_in, model.n_out, params.epoch_ms, q,
+                params.zero, *lean_args)
+    prepare(fn, *args, notify=notify)
+    cb, units = progress_target(progress)
+    out = run_kernel(fn, *args, control=ctl, progress=cb, units=units)
+    start, finish, sf, sa, sb, sd = out[:6]
+    tbp, n_buf, k_first = out[-3:]
+    del out
     inst, where = _transformed(instance, model, start)
     meta = {"scheduler": f"coflowsim:{name}", "semantics": "coflowsim"}
     sched = valid = None

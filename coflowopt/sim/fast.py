@@ -42,6 +42,20 @@ from numba import njit
 from coflowopt.model import Instance
 from coflowopt.orders import _bssi
 from coflowopt.schedule import Schedule
+from coflowopt.sim.kernel import (
+    CTL_DONE,
+    CTL_EVENTS,
+    CTL_STATUS,
+    CTL_TIME,
+    Notify,
+    Progress,
+    fluid_horizon,
+    new_control,
+    prepare,
+    progress_target,
+    run_kernel,
+    stop_requested,
+)
 from coflowopt.sim.segstore import (
     CHUNK,
     gather_segments,
@@ -384,9 +398,9 @@ def _start_walk(p, cap, cnt, cur, plist, pos, wh, nw):
     return nw
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, succ, cap_in,
-         cap_out, kind, key, thresholds, norm, t0, refill, lean, vs):
+         cap_out, kind, key, thresholds, norm, t0, refill, lean, vs, kctl):
     C = ptr.size - 1
     F = src.size
     m = cap_in.size
@@ -491,6 +505,14 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     n_visits = 0
     full = False
     while n_done < C:
+        # progress, and the waiting thread's stop flag (kernel.py), once an event
+        kctl[CTL_TIME] = t - t0
+        kctl[CTL_DONE] = n_done
+        kctl[CTL_EVENTS] = n_events
+        if stop_requested(kctl):
+            kctl[CTL_STATUS] = 1.0
+            return (bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), 2, n_events, n_full,
+                    n_visits)
         # 1. admissions at t
         while na > 0 and ak[0] <= t:
             c = av[0]
@@ -932,8 +954,9 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
 
 def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = None,
                   thresholds: np.ndarray | None = None, norm: np.ndarray | None = None,
-                  refill: bool = True, check: Tolerance | None = None
-                  ) -> Schedule | ValidSchedule:
+                  refill: bool = True, check: Tolerance | None = None,
+                  progress: Progress | None = None, notify: Notify | None = None,
+                  control: np.ndarray | None = None) -> Schedule | ValidSchedule:
     """Run the compiled engine (see the module docstring) and return the schedule.
 
     ``refill=False``: rates are recomputed only when a coflow arrives or departs (and, for
@@ -943,6 +966,17 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
     ``check``: the rate changes go to the streaming validator (:func:`coflowopt.validate.
     validate_changes`) with these tolerances as they are made, nothing is stored, and the
     result is the :class:`~coflowopt.ValidSchedule` (``InfeasibleSchedule`` if it fails).
+
+    The kernel runs in a worker thread (:func:`coflowopt.sim.kernel.run_kernel`): Ctrl-C
+    stops it within a fraction of a second and raises ``KeyboardInterrupt``.  ``progress(t,
+    horizon)``: called a few times a second with the simulated time reached since the start
+    and an estimate of the run's length (:func:`~coflowopt.sim.kernel.fluid_horizon`, raised
+    to ``t`` when passed), in the instance's time unit; without it
+    :data:`coflowopt.sim.engine.PROGRESS`, if set, hears completed coflows.  ``notify``: hears
+    ``"compiling kernels (first run only) ..."`` and ``"compiled in N s"`` when the kernel
+    compiles (default: stderr).  ``control``: a caller's control array
+    (:func:`coflowopt.sim.kernel.new_control`) to read progress from or set the stop flag in
+    from another thread.
     """
     inst = instance
     C = inst.n_coflows
@@ -960,14 +994,18 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
     # not converted copies: they are the big ones
     stream = StreamValidator(inst, check or Tolerance(), empty=check is None)
     i64 = np.int64
-    bps, store, status, events, n_full, n_visits = _run(
-        arr(inst.coflow_flows_ptr, None, i64), readonly(inst.coflow_flow_order),
-        readonly(inst.flow_coflow), readonly(inst.flow_src), readonly(inst.flow_dst),
-        readonly(inst.flow_volume), arr(rel, None),
-        arr(inst.coflow_weight, None), n_pred, succ_ptr, succ,
-        arr(inst.fabric.capacity_in, None), arr(inst.fabric.capacity_out, None), int(kind),
-        arr(key, np.zeros(C)), arr(thresholds, np.zeros(0)), arr(norm, np.ones(C)),
-        float(t0), bool(refill), check is not None, stream.state)
+    ctl = new_control(fluid_horizon(inst, t0), C, control)
+    args = (arr(inst.coflow_flows_ptr, None, i64), readonly(inst.coflow_flow_order),
+            readonly(inst.flow_coflow), readonly(inst.flow_src), readonly(inst.flow_dst),
+            readonly(inst.flow_volume), arr(rel, None),
+            arr(inst.coflow_weight, None), n_pred, succ_ptr, succ,
+            arr(inst.fabric.capacity_in, None), arr(inst.fabric.capacity_out, None), int(kind),
+            arr(key, np.zeros(C)), arr(thresholds, np.zeros(0)), arr(norm, np.ones(C)),
+            float(t0), bool(refill), check is not None, stream.state, ctl)
+    prepare(_run, *args, notify=notify)
+    cb, units = progress_target(progress)
+    bps, store, status, events, n_full, n_visits = run_kernel(_run, *args, control=ctl,
+                                                              progress=cb, units=units)
     if status != 0:
         from coflowopt.sim.engine import SimulationError
 

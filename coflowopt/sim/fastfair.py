@@ -36,6 +36,20 @@ from coflowopt.sim.fast import (
     next_breakpoint,
     release_successors,
 )
+from coflowopt.sim.kernel import (
+    CTL_DONE,
+    CTL_EVENTS,
+    CTL_STATUS,
+    CTL_TIME,
+    Notify,
+    Progress,
+    fluid_horizon,
+    new_control,
+    prepare,
+    progress_target,
+    run_kernel,
+    stop_requested,
+)
 from coflowopt.sim.segstore import CHUNK, gather_segments, new_store, put_segment
 from coflowopt.validate import (
     StreamValidator,
@@ -60,9 +74,9 @@ def _drop(items, where, n, x):
     return n - 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ, cap_in, cap_out,
-              fpair, pstart, t0, lean, vs):
+              fpair, pstart, t0, lean, vs, kctl):
     C = ptr.size - 1
     F = src.size
     m = cap_in.size
@@ -119,6 +133,14 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     n_done = 0
     n_events = 0
     while n_done < C:
+        # progress, and the waiting thread's stop flag (kernel.py), once an event
+        kctl[CTL_TIME] = t - t0
+        kctl[CTL_DONE] = n_done
+        kctl[CTL_EVENTS] = n_events
+        if stop_requested(kctl):
+            kctl[CTL_STATUS] = 1.0
+            return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), join, done_at, 2, \
+                n_events
         n_events += 1
         # 1. admissions at t
         while na > 0 and ak[0] <= t:
@@ -354,12 +376,15 @@ def _cut(flow_pair, join, done_at, pseg_ptr, pfirst, plast, prate):
     return out_f, out_r, out_a, out_b
 
 
-def fast_fair(instance: Instance, *, check: Tolerance | None = None
+def fast_fair(instance: Instance, *, check: Tolerance | None = None,
+              progress: Progress | None = None, notify: Notify | None = None,
+              control: np.ndarray | None = None
               ) -> Schedule | ValidSchedule:
     """Per-flow max-min fair sharing of every port, recomputed at every arrival and flow
     completion (see the module docstring); the schedule equals the reference engine's with
-    :class:`~coflowopt.sim.policies.FairPolicy`.  ``check``: stream the rate changes to the
-    validator instead of storing them, as :func:`coflowopt.sim.fast.fast_simulate` does."""
+    per-flow max-min fair sharing.  ``check``: stream the rate changes to the validator
+    instead of storing them; ``progress``, ``notify``, ``control`` and Ctrl-C as for
+    :func:`coflowopt.sim.fast.fast_simulate` (progress in simulated time)."""
     inst = instance
     C, m = inst.n_coflows, inst.ports
     ptr_p, _ = inst.predecessors_ptr
@@ -375,13 +400,17 @@ def fast_fair(instance: Instance, *, check: Tolerance | None = None
     pstart = np.zeros(int(pair.max(initial=-1)) + 2, dtype=np.int64)
     np.cumsum(np.bincount(pair, minlength=pstart.size - 1), out=pstart[1:])
     stream = StreamValidator(inst, check or Tolerance(), empty=check is None)
-    bps, store, join, done_at, status, events = _run_fair(
-        np.array(inst.coflow_flows_ptr, dtype=np.int64), readonly(inst.coflow_flow_order),
-        readonly(inst.flow_coflow), readonly(inst.flow_src), readonly(inst.flow_dst),
-        readonly(inst.flow_volume),
-        rel, n_pred, succ_ptr, succ, np.array(inst.fabric.capacity_in, dtype=np.float64),
-        np.array(inst.fabric.capacity_out, dtype=np.float64), pair, pstart, float(t0),
-        check is not None, stream.state)
+    ctl = new_control(fluid_horizon(inst, t0), C, control)
+    args = (np.array(inst.coflow_flows_ptr, dtype=np.int64), readonly(inst.coflow_flow_order),
+            readonly(inst.flow_coflow), readonly(inst.flow_src), readonly(inst.flow_dst),
+            readonly(inst.flow_volume),
+            rel, n_pred, succ_ptr, succ, np.array(inst.fabric.capacity_in, dtype=np.float64),
+            np.array(inst.fabric.capacity_out, dtype=np.float64), pair, pstart, float(t0),
+            check is not None, stream.state, ctl)
+    prepare(_run_fair, *args, notify=notify)
+    cb, units = progress_target(progress)
+    bps, store, join, done_at, status, events = run_kernel(_run_fair, *args, control=ctl,
+                                                           progress=cb, units=units)
     if status != 0:
         from coflowopt.sim.engine import SimulationError
 

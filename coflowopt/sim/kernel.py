@@ -1,0 +1,291 @@
+"""Running the compiled kernels: progress, interruption and compile feedback.
+
+Every long-running kernel (:func:`~coflowopt.sim.fast.fast_simulate`,
+:func:`~coflowopt.sim.fastfair.fast_fair`, :func:`~coflowopt.sim.coflowsim.coflowsim`) is
+compiled with ``nogil=True`` and shares a small float64 *control array* with the thread that
+waits for it (layout: the ``CTL_*`` constants):
+
+- ``CTL_TIME``: simulated time reached, from the start of the run (the kernel writes it at
+  every event); ``CTL_HORIZON``: an estimate of the run's length (the caller writes it);
+- ``CTL_DONE`` / ``CTL_TOTAL``: coflows completed (kernel) / in the instance (caller);
+  ``CTL_EVENTS``: events processed (kernel);
+- ``CTL_STOP``: set non-zero by the waiting thread; the kernel sees it at its next event and
+  returns at once, writing 1 to ``CTL_STATUS``.
+
+:func:`run_kernel` runs a kernel in a worker thread while the calling thread waits in short
+steps, calls ``progress(done, total)`` and catches ``KeyboardInterrupt`` (Ctrl-C, or raised
+by the callback): it then sets the stop flag, waits for the kernel (a fraction of a second)
+and raises ``KeyboardInterrupt`` again, so an interrupted run leaves no half-built result and
+the process healthy.  The layout is compiled into the kernels: changing it means recompiling
+them (this module is one of ``coflowopt._kernel_cache``'s modules: the kernels embed
+:func:`stop_requested`).
+
+The first call of a kernel compiles it (up to a minute) unless numba's on-disk cache holds
+it.  :func:`prepare` compiles or loads a kernel for its arguments in the calling thread and
+says so only when it really compiles; :func:`warm_up` compiles or loads every kernel on a
+tiny instance (bench workers call it before any timed task).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+__all__ = [
+    "CONTROL_SIZE",
+    "CTL_DONE",
+    "CTL_EVENTS",
+    "CTL_HORIZON",
+    "CTL_STATUS",
+    "CTL_STOP",
+    "CTL_TIME",
+    "CTL_TOTAL",
+    "Notify",
+    "Progress",
+    "fluid_horizon",
+    "new_control",
+    "prepare",
+    "progress_target",
+    "run_kernel",
+    "stop_requested",
+    "warm_up",
+    "will_compile",
+]
+
+CTL_TIME, CTL_HORIZON, CTL_STOP, CTL_STATUS, CTL_DONE, CTL_TOTAL, CTL_EVENTS = range(7)
+CONTROL_SIZE = 8
+
+#: ``progress(done, total)``: called from the waiting thread, never from the kernel's.
+Progress = Callable[[float, float], Any]
+#: ``notify(message)``: one line about compiling; ``None`` prints it to stderr.
+Notify = Callable[[str], Any]
+
+
+@intrinsic
+def _load_acquire(typingctx, arr, idx):
+    """``arr[idx]`` as an atomic acquire load: a plain load of a flag that the loop never
+    writes may be hoisted out of the loop by LLVM, and the kernel would never see it set."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.dtype == types.float64
+            and isinstance(idx, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
+        return builder.load_atomic(ptr, "acquire", 8)
+
+    return types.float64(arr, idx), codegen
+
+
+@njit(cache=True, inline="always")
+def stop_requested(control):
+    """In a kernel: whether the waiting thread set the stop flag of ``control``."""
+    return _load_acquire(control, CTL_STOP) != 0.0
+
+
+def new_control(horizon: float = 0.0, coflows: int = 0, out: np.ndarray | None = None
+                ) -> np.ndarray:
+    """A control array for one run (see the module docstring): fresh, or ``out`` (a caller's,
+    float64 of ``CONTROL_SIZE``, e.g. to stop the run from another thread) reset but for its
+    stop flag."""
+    if out is None:
+        out = np.zeros(CONTROL_SIZE)
+    elif out.dtype != np.float64 or out.shape != (CONTROL_SIZE,) or not out.flags.writeable:
+        raise ValueError(f"control: need a writable float64 array of {CONTROL_SIZE}")
+    stop = out[CTL_STOP]
+    out[:] = 0.0
+    out[CTL_STOP] = stop
+    out[CTL_HORIZON] = horizon
+    out[CTL_TOTAL] = coflows
+    return out
+
+
+def fluid_horizon(instance: Any, t0: float = 0.0) -> float:
+    """An estimate of a fluid run's length from ``t0`` (instance time units): the later of
+    the last release plus the total volume over the total ingress capacity, and the first
+    release plus the busiest port's volume over its capacity.  Not a bound: progress reports
+    raise it to the time reached when a run passes it."""
+    rel = np.asarray(instance.release, dtype=np.float64)
+    if rel.size == 0:
+        return 0.0
+    vol = np.asarray(instance.flow_volume, dtype=np.float64)
+    cap_in = np.asarray(instance.fabric.capacity_in, dtype=np.float64)
+    cap_out = np.asarray(instance.fabric.capacity_out, dtype=np.float64)
+    m = cap_in.size
+    busy = max((np.bincount(instance.flow_src, vol, minlength=m) / cap_in).max(initial=0.0),
+               (np.bincount(instance.flow_dst, vol, minlength=m) / cap_out).max(initial=0.0))
+    spread = vol.sum() / max(cap_in.sum(), 1e-300)
+    return max(float(rel.max()) + spread, float(rel.min()) + busy) - t0
+
+
+def progress_target(progress: Progress | None) -> tuple[Progress | None, str]:
+    """The callback an entry point hands to :func:`run_kernel`, and its units: ``progress``
+    itself in simulated time, or else :data:`coflowopt.sim.engine.PROGRESS` (the reference
+    engine's ``progress(done, total)`` on completed coflows), if one is set."""
+    if progress is not None:
+        return progress, "time"
+    from coflowopt.sim.engine import PROGRESS
+
+    cb = PROGRESS.get()
+    if cb is None:
+        return None, "time"
+
+    def coflows(done: float, total: float) -> None:
+        cb(int(done), int(total))
+
+    return coflows, "coflows"
+
+
+def _say(notify: Notify | None, message: str) -> None:
+    if notify is None:
+        print(f"coflowopt: {message}", file=sys.stderr, flush=True)
+    else:
+        notify(message)
+
+
+def _signature(fn: Any, args: tuple) -> tuple:
+    return tuple(fn.typeof_pyval(a) for a in args)
+
+
+def will_compile(fn: Any, *args: Any) -> bool | None:
+    """Whether calling the numba dispatcher ``fn`` on ``args`` compiles (``True``), runs code
+    already in this process or in numba's cache (``False``), or cannot tell (``None``: the
+    cache index could not be read; numba's private cache API may change)."""
+    sig = _signature(fn, args)
+    if sig in fn.overloads:
+        return False
+    try:
+        cache = fn._cache
+        index = cache._cache_file._load_index()
+        key = cache._index_key(sig, fn.targetctx.codegen())
+    except Exception:  # private numba API: an unknown answer, not an error
+        return None
+    return key not in index
+
+
+def prepare(fn: Any, *args: Any, notify: Notify | None = None) -> float:
+    """Compile or load ``fn`` for ``args`` in this thread (so that Ctrl-C interrupts a
+    compile as any Python code); returns the seconds it took.  ``notify`` hears
+    ``"compiling kernels (first run only) ..."`` before and ``"compiled in N s"`` after,
+    only when a compile really happens."""
+    sig = _signature(fn, args)
+    if sig in fn.overloads:
+        return 0.0
+    predicted = will_compile(fn, *args)
+    if predicted:
+        _say(notify, "compiling kernels (first run only) ...")
+    before = sum(fn.stats.cache_misses.values())
+    t0 = time.perf_counter()
+    fn.compile(sig)
+    dt = time.perf_counter() - t0
+    if sum(fn.stats.cache_misses.values()) > before:
+        if not predicted:
+            _say(notify, "compiling kernels (first run only) ...")
+        _say(notify, f"compiled in {dt:.1f} s")
+    return dt
+
+
+def _join(thread: threading.Thread) -> None:
+    """Wait for ``thread``, through further Ctrl-C presses (the kernel is stopping)."""
+    while thread.is_alive():
+        try:
+            thread.join(0.05)
+        except KeyboardInterrupt:
+            pass
+
+
+def run_kernel(fn: Callable[..., Any], *args: Any, control: np.ndarray,
+               progress: Progress | None = None, units: str = "time",
+               poll: float = 0.1) -> Any:
+    """``fn(*args)`` (a kernel compiled with ``nogil=True`` that takes ``control`` among its
+    arguments) in a worker thread; returns its result.
+
+    The calling thread waits in ``poll``-second steps; ``progress(done, total)`` is called
+    when the values changed, and once at the end with ``done == total``: ``units="time"``:
+    simulated time reached and the horizon estimate (raised to the time reached when that is
+    later); ``"coflows"``: coflows completed and coflows.  On ``KeyboardInterrupt`` (Ctrl-C,
+    or raised by ``progress``) the kernel is told to stop, waited for, and the interrupt is
+    raised again; a kernel that stopped early for any other reason also raises it."""
+    if units not in ("time", "coflows"):
+        raise ValueError(f"run_kernel: units must be 'time' or 'coflows', got {units!r}")
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["out"] = fn(*args)
+        except BaseException as exc:  # raised again in the caller's thread
+            box["err"] = exc
+
+    def values() -> tuple[float, float]:
+        if units == "time":
+            done = float(control[CTL_TIME])
+            return done, max(float(control[CTL_HORIZON]), done)
+        return float(control[CTL_DONE]), float(control[CTL_TOTAL])
+
+    worker = threading.Thread(target=target, name="coflowopt-kernel", daemon=True)
+    worker.start()
+    last: tuple[float, float] | None = None
+    try:
+        while worker.is_alive():
+            worker.join(poll)
+            if progress is not None and worker.is_alive():
+                now = values()
+                if now != last:
+                    progress(*now)
+                    last = now
+    except BaseException:
+        control[CTL_STOP] = 1.0
+        _join(worker)
+        raise
+    if "err" in box:
+        raise box["err"]
+    if control[CTL_STATUS] != 0.0:
+        raise KeyboardInterrupt("the kernel was stopped")
+    if progress is not None:  # complete: the time reached, or every coflow
+        done = values()[0 if units == "time" else 1]
+        progress(done, done)
+    return box["out"]
+
+
+def warm_up(verbose: bool = False, notify: Notify | None = None) -> float:
+    """Compile or load every compiled kernel (the fluid kernels, the fair kernel, both
+    CoflowSim kernels, storing and streaming, and the validators) on a tiny instance;
+    returns the seconds spent.  ``verbose``: report compiles (to ``notify``, default stderr);
+    otherwise silent."""
+    from coflowopt.model import Fabric, Instance
+    from coflowopt.sim.coflowsim import coflowsim
+    from coflowopt.sim.fast import KIND_STATIC, fast_simulate
+    from coflowopt.sim.fastfair import fast_fair
+    from coflowopt.validate import Tolerance, schedule_changes, validate, validate_changes
+
+    def quiet(_: str) -> None:
+        pass
+
+    say = notify if verbose else quiet
+    t0 = time.perf_counter()
+    # two coflows on two ports, in MB and ms like a trace (CoflowSim reads it as one)
+    inst = Instance.from_arrays(
+        Fabric.uniform(2, 0.125), np.array([0, 1, 0]), np.array([1, 0, 0]),
+        np.array([2.0, 3.0, 1.0]), np.array([0, 0, 1]), coflow_release=np.array([0.0, 5.0]),
+        n_coflows=2, time_unit="ms")
+    tol = Tolerance()
+    for check in (None, tol):
+        sched = fast_simulate(inst, KIND_STATIC, check=check, notify=say)
+        if check is None:
+            validate(inst, sched)
+            validate_changes(inst, sched.breakpoints, *schedule_changes(sched))
+        fast_fair(inst, check=check, notify=say)
+        for name in ("sebf", "fair"):
+            res = coflowsim(inst, name, check=check is not None, notify=say)
+            if res.schedule is not None:
+                validate(res.instance, res.schedule, res.tolerance)
+    return time.perf_counter() - t0
