@@ -81,6 +81,13 @@ def _depth(where: str) -> int:
     return where.count(".") + where.count("[")
 
 
+def _as_sequence(value: Any) -> Any:
+    """A 1-d numpy array as a list (its items as Python scalars); anything else as is."""
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        return value.tolist()
+    return value
+
+
 def check_value(value: Any, tp: Any, where: str) -> Any:
     """``value`` checked against the annotation ``tp`` (lists become tuples, ints floats,
     tables dataclasses), for parameters given as plain data (TOML, JSON, keywords); raises
@@ -124,6 +131,7 @@ def check_value(value: Any, tp: Any, where: str) -> Any:
             return value
         raise bad
     if origin is tuple:
+        value = _as_sequence(value)
         if not isinstance(value, list | tuple):
             raise bad
         if args and not (len(args) == 2 and args[1] is Ellipsis) and len(value) != len(args):
@@ -136,6 +144,7 @@ def check_value(value: Any, tp: Any, where: str) -> Any:
         except TypeMismatch as exc:
             raise _inner(exc) from None
     if origin in (list, Sequence, typing.Sequence):
+        value = _as_sequence(value)
         if not isinstance(value, list | tuple):
             raise bad
         item = args[0] if args else Any

@@ -92,3 +92,10 @@ def test_the_proven_factor_applies_only_where_its_assumptions_hold() -> None:
     assert sinc.factor_for("weighted_completion", released) is None  # releases > 0
     assert sinc.factor_for("weighted_completion", _dag()) is None  # not single-stage
     assert get("varys").factor_for("avg_cct", batch) is None  # no factor at all
+
+
+def test_numpy_arrays_are_taken_for_sequence_parameters() -> None:
+    import numpy as np
+
+    p = get("sequential").make_params({"order": np.array([1, 0])})
+    assert p.order == (1, 0) and all(type(x) is int for x in p.order)
