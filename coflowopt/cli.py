@@ -273,6 +273,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     np.set_printoptions(linewidth=120)
     try:
         return int(args.func(args))
+    except KeyboardInterrupt:
+        print(f"coflowopt {args.command}: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         # the reader went away (``| head``): stop quietly, and keep Python's exit-time flush of
         # stdout from raising again

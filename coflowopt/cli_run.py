@@ -4,9 +4,12 @@ service (:func:`coflowopt.run`), and print their metrics."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import os
+import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +68,28 @@ class _AtomicCSV:
         self.tmp.unlink(missing_ok=True)
 
 
+@contextlib.contextmanager
+def _progress_bar(name: str, inst: Any, args: argparse.Namespace) -> Iterator[Any]:
+    """A bar in per mille of the run (simulated time against the horizon estimate, or
+    coflows), for long runs unless ``--no-progress``; yields the ``progress`` callback."""
+    if args.no_progress or inst.n_flows <= 50_000:
+        yield None
+        return
+    from tqdm import tqdm
+
+    bar = tqdm(total=1000, desc=name, unit="‰", leave=False, file=sys.stderr)
+
+    def tick(done: float, total: float) -> None:
+        if total > 0:
+            bar.n = min(1000, int(1000 * done / total))
+            bar.refresh()
+
+    try:
+        yield tick
+    finally:
+        bar.close()
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from coflowopt.bounds import lower_bounds
     from coflowopt.cli import load_any
@@ -89,17 +114,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = _AtomicCSV(args.csv) if args.csv else None
     if out is not None:
         out.writer.writerow(["scheduler", "coflow", "release", "completion", "cct", "slowdown"])
+    interrupted = False
     try:
         for info in infos:
-            res = run(inst, info, seed=args.seed, keep_schedule=bool(args.schedule_out))
+            with _progress_bar(info.name, inst, args) as tick:
+                res = run(inst, info, seed=args.seed, keep_schedule=bool(args.schedule_out),
+                          progress=tick)
             lb_inst = res.instance  # coflowsim: rounded flows, releases at the admission epochs
             _report(res, rows, out, args, len(infos) > 1)
+    except KeyboardInterrupt:
+        # the kernel stopped at once; what finished is printed and its CSV rows kept
+        interrupted = True
     except BaseException:
         if out is not None:
             out.discard()
         raise
     if out is not None:
-        out.commit()
+        if rows:  # complete rows of the schedulers that finished
+            out.commit()
+        else:  # interrupted before any finished: an existing file stays as it was
+            out.discard()
     lb = lower_bounds(lb_inst)
     if args.semantics == "coflowsim":
         print("semantics: coflowsim (rounded flows, releases at the admission epochs, CCT "
@@ -113,6 +147,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{name:<11} {s['avg_cct']:>12.6g} {s['cct_p50']:>10.5g} {s['cct_p95']:>12.6g} "
               f"{s['cct_p99']:>12.6g} {s['avg_slowdown']:>12.4g} "
               f"{s['weighted_completion']:>14.6g} {cpu:>7.2f}")
+    if interrupted:
+        done = ", ".join(n for n, _, _ in rows) or "none"
+        print(f"interrupted: finished {done}" + (f"; {args.csv} holds their rows"
+                                                  if args.csv and rows else ""),
+              file=sys.stderr)
+        return 130
     return 0
 
 

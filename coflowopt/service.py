@@ -10,6 +10,7 @@ stores a schedule only when asked (``keep_schedule=True``).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,7 +65,8 @@ class RunResult:
 
 def run(instance: Instance, scheduler: str | SchedulerInfo, *, params: Any = None,
         seed: Any = None, semantics: str = "fluid", tol: Tolerance | None = None,
-        keep_schedule: bool = False) -> RunResult:
+        keep_schedule: bool = False, progress: Callable[[float, float], Any] | None = None
+        ) -> RunResult:
     """Run ``scheduler`` (a registry name of ``semantics``, or an entry) on ``instance`` and
     validate its schedule.
 
@@ -74,7 +76,10 @@ def run(instance: Instance, scheduler: str | SchedulerInfo, *, params: Any = Non
     reason; both before any work.  ``seed``: the scheduler's seed (numpy ``Generator`` seed).
     ``tol``: the validator's tolerances (CoflowSim semantics use the mode's own).  An
     infeasible schedule raises :class:`~coflowopt.InfeasibleSchedule` naming the first
-    violation.
+    violation.  ``progress(done, total)``: called as the run advances (the compiled kernels:
+    simulated time against an estimate of the horizon, from the waiting thread).  Ctrl-C
+    stops a compiled run within a fraction of a second and raises ``KeyboardInterrupt``; the
+    first call of a kernel that has to compile says so on stderr.
     """
     info = scheduler if isinstance(scheduler, SchedulerInfo) else get(scheduler, semantics)
     p = info.make_params(params)
@@ -83,7 +88,7 @@ def run(instance: Instance, scheduler: str | SchedulerInfo, *, params: Any = Non
     if info.semantics == "coflowsim":
         # the mode's own tolerance (CoflowSim's finishing rule) unless one is given
         res = info.impl(instance, info.name, params=p,
-                        check=None if keep_schedule else (tol or True))
+                        check=None if keep_schedule else (tol or True), progress=progress)
         t1 = time.perf_counter()
         inst = res.instance
         streamed = res.valid is not None
@@ -93,7 +98,7 @@ def run(instance: Instance, scheduler: str | SchedulerInfo, *, params: Any = Non
         inst = instance
         tol_used = tol or Tolerance()
         check = tol_used if info.streams and not keep_schedule else None
-        out = info.impl(instance, p, seed=seed, check=check)
+        out = info.impl(instance, p, seed=seed, check=check, progress=progress)
         t1 = time.perf_counter()
         streamed = isinstance(out, ValidSchedule)
         out.meta.setdefault("scheduler", info.name)

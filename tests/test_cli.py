@@ -150,3 +150,48 @@ def test_printing_commands_end_quietly_into_head(tmp_path, command: str) -> None
                          timeout=120)
     assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr, out.stderr
     assert out.returncode == 0
+
+
+def test_ctrl_c_stops_coflowopt_run_with_130_and_whole_outputs(tmp_path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    # fair on a large synthetic workload runs for minutes; a CSV from before stays whole
+    csv_path = tmp_path / "cct.csv"
+    csv_path.write_text("scheduler,coflow\nold,1\n")
+    cmd = [sys.executable, "-m", "coflowopt.cli", "run", "--synthetic", "--coflows", "526",
+           "-s", "fair", "--csv", str(csv_path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        first = ""
+        while time.monotonic() < deadline and not first:  # the instance line: it is running
+            first = proc.stdout.readline()
+        time.sleep(3.0)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Segmentation fault" not in err and "interrupted" in err
+    # nothing finished: the old file is as it was, and no temporary file is left
+    assert csv_path.read_text() == "scheduler,coflow\nold,1\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cct.csv"]
+
+
+def test_a_refused_run_leaves_an_existing_output_byte_identical(tmp_path, capsys) -> None:
+    from coflowopt import CoflowSpec, JobSpec, build_instance, save_instance
+
+    dag = build_instance(2, jobs=[JobSpec([CoflowSpec([(0, 1, 1.0)]), CoflowSpec([(1, 0, 1.0)])],
+                                          starts_after=[(0, 1)], id="j")])
+    save_instance(dag, tmp_path / "dag.json")
+    out = tmp_path / "out.csv"
+    out.write_bytes(b"precious,rows\n1,2\n")
+    rc = main(["run", "--trace", str(tmp_path / "dag.json"), "--semantics", "coflowsim",
+               "-s", "sebf", "--csv", str(out)])
+    assert rc == 2 and "single-stage" in capsys.readouterr().err
+    assert out.read_bytes() == b"precious,rows\n1,2\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dag.json", "out.csv"]

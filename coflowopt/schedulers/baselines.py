@@ -22,7 +22,8 @@ class SequentialParams(Params):
 
 
 def run_sequential(instance: Instance, params: SequentialParams, *, seed: Any = None,
-                   check: Any = None) -> Schedule:
+                   check: Any = None, progress: Any = None
+        ) -> Schedule:
     """One coflow at a time, each alone on the fabric at MADD rates
     (:func:`coflowopt.sequential.sequential_schedule`).  Deterministic (``seed`` unused)."""
     return sequential_schedule(instance, params.order)

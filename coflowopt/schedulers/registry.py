@@ -11,7 +11,8 @@ pair before running (:meth:`SchedulerInfo.refusal`), and what its parameters are
 
 Calling convention.  The public form of every scheduler is ``algorithm(instance, *, seed=None,
 **params) -> Schedule`` (``SchedulerInfo.__call__``).  Underneath, an implementation is
-``impl(instance, params, *, seed=None, check=None) -> Schedule | ValidSchedule``: given a
+``impl(instance, params, *, seed=None, check=None, progress=None) -> Schedule |
+ValidSchedule``: ``progress(done, total)`` hears how far the run is; given a
 :class:`~coflowopt.Tolerance` in ``check`` it may stream its rate changes into the validator and
 return the :class:`~coflowopt.ValidSchedule` itself (entries with ``streams=True``);
 :func:`coflowopt.run` is the one caller that asks for that.
@@ -338,7 +339,7 @@ def register(name: str, *, kind: str, clairvoyant: bool, factor: str | None = No
         params_cls = _params_from_signature(func, name)
 
         def impl(instance: Instance, params: Params, *, seed: Any = None,
-                 check: Any = None) -> Schedule:
+                 check: Any = None, progress: Any = None) -> Schedule:
             return func(instance, seed=seed, **params.to_dict())
 
         doc = (func.__doc__ or "").strip().splitlines()

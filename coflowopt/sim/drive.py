@@ -144,7 +144,8 @@ class RerankPolicy(OrderPolicy):
 
 
 def run_policy(instance: Instance, policy: Any, *, engine: str = "fast",
-               check: Tolerance | None = None, meta: dict[str, Any] | None = None
+               check: Tolerance | None = None, meta: dict[str, Any] | None = None,
+               progress: Callable[[float, float], Any] | None = None
                ) -> Schedule | ValidSchedule:
     """Run ``policy`` on the compiled engine when it has a kernel for it (``policy.fast``), else
     (or with ``engine="reference"``) on the reference engine.
@@ -159,9 +160,9 @@ def run_policy(instance: Instance, policy: Any, *, engine: str = "fast",
     spec = policy.fast(instance) if engine == "fast" and hasattr(policy, "fast") else None
     if spec is not None:
         kind, kwargs = spec
-        out = fast_simulate(instance, kind, check=check, **kwargs)
+        out = fast_simulate(instance, kind, check=check, progress=progress, **kwargs)
     else:
-        out = simulate(instance, policy)
+        out = simulate(instance, policy, progress=progress)
         out.meta["engine"] = "reference"
     out.meta.update(meta or {})
     return out
@@ -171,7 +172,9 @@ def order_schedule(instance: Instance, order: Sequence[int] | np.ndarray | None 
                    priority: Sequence[float] | np.ndarray | None = None,
                    rerank: Callable[[SimView], Any] | None = None,
                    allocation: str = "greedy", engine: str = "fast",
-                   check: Tolerance | None = None) -> Schedule | ValidSchedule:
+                   check: Tolerance | None = None,
+                   progress: Callable[[float, float], Any] | None = None
+                   ) -> Schedule | ValidSchedule:
     """Turn a coflow order into a schedule through the shared allocators.
 
     Give exactly one of:
@@ -186,7 +189,7 @@ def order_schedule(instance: Instance, order: Sequence[int] | np.ndarray | None 
     served in that order by ``allocation``: ``"greedy"`` (order-preserving, work-conserving:
     each flow in turn takes ``min(free ingress, free egress)``; compiled engine) or ``"madd"``
     (each coflow at the MADD rates ``remaining / Gamma`` of what the ones before it left;
-    reference engine).  ``check``: see :func:`run_policy` (stream into the validator).
+    reference engine).  ``check``, ``progress``: see :func:`run_policy`.
     """
     given = [x is not None for x in (order, priority, rerank)]
     if sum(given) != 1:
@@ -195,7 +198,8 @@ def order_schedule(instance: Instance, order: Sequence[int] | np.ndarray | None 
     meta: dict[str, Any] = {"scheduler": "order", "allocation": allocation}
     if rerank is not None:
         policy: OrderPolicy = RerankPolicy(rerank, allocation)
-        return run_policy(instance, policy, engine="reference", check=check, meta=meta)
+        return run_policy(instance, policy, engine="reference", check=check, meta=meta,
+                          progress=progress)
     if order is not None:
         o = np.asarray(order, dtype=np.int64).ravel()
         if o.size != n or not np.array_equal(np.sort(o), np.arange(n)):
@@ -209,4 +213,4 @@ def order_schedule(instance: Instance, order: Sequence[int] | np.ndarray | None 
             raise ValueError(f"order_schedule: priority needs {n} finite numbers, one per "
                              f"coflow, got {key.size}")
     return run_policy(instance, StaticOrderPolicy(key, allocation), engine=engine, check=check,
-                      meta=meta)
+                      meta=meta, progress=progress)

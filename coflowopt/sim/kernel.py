@@ -16,9 +16,8 @@ waits for it (layout: the ``CTL_*`` constants):
 steps, calls ``progress(done, total)`` and catches ``KeyboardInterrupt`` (Ctrl-C, or raised
 by the callback): it then sets the stop flag, waits for the kernel (a fraction of a second)
 and raises ``KeyboardInterrupt`` again, so an interrupted run leaves no half-built result and
-the process healthy.  The layout is compiled into the kernels: changing it means recompiling
-them (this module is one of ``coflowopt._kernel_cache``'s modules: the kernels embed
-:func:`stop_requested`).
+the process healthy.  The kernels embed the layout and :func:`stop_requested`, so a change
+here must recompile them: this module belongs in ``coflowopt._kernel_cache.KERNEL_MODULES``.
 
 The first call of a kernel compiles it (up to a minute) unless numba's on-disk cache holds
 it.  :func:`prepare` compiles or loads a kernel for its arguments in the calling thread and

@@ -25,9 +25,10 @@ class ASEBFParams(AaloParams):
 
 
 def run_a_sebf(instance: Instance, params: ASEBFParams, *, seed: Any = None,
-               check: Tolerance | None = None) -> Schedule | ValidSchedule:
+               check: Tolerance | None = None, progress: Any = None
+        ) -> Schedule | ValidSchedule:
     """A-SEBF: D-CLAS on bytes sent per receiver port.  Deterministic."""
     kw = params.policy_args()
     meta = {"scheduler": "a-sebf", "params": kw}
     return run_policy(instance, DCLASPolicy(**kw), engine=params.engine, check=check,
-                      meta=meta)
+                      meta=meta, progress=progress)

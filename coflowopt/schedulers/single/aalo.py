@@ -174,9 +174,10 @@ class DCLASPolicy:
 
 
 def run_aalo(instance: Instance, params: AaloParams, *, seed: Any = None,
-             check: Tolerance | None = None) -> Schedule | ValidSchedule:
+             check: Tolerance | None = None, progress: Any = None
+        ) -> Schedule | ValidSchedule:
     """Aalo's D-CLAS (``per="coflow"``: bytes sent by the whole coflow).  Deterministic."""
     kw = params.policy_args()
     meta = {"scheduler": "aalo", "params": kw}
     return run_policy(instance, DCLASPolicy(per="coflow", **kw), engine=params.engine,
-                      check=check, meta=meta)
+                      check=check, meta=meta, progress=progress)

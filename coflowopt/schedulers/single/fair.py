@@ -41,12 +41,13 @@ class FairPolicy:
 
 
 def run_fair(instance: Instance, params: FairParams, *, seed: Any = None,
-             check: Tolerance | None = None) -> Schedule | ValidSchedule:
+             check: Tolerance | None = None, progress: Any = None
+        ) -> Schedule | ValidSchedule:
     """Per-flow max-min fair sharing of every port, recomputed at every arrival and flow
     completion."""
     meta = {"scheduler": "fair", "params": {}}
     if params.engine == "fast":
-        out = fast_fair(instance, check=check)
+        out = fast_fair(instance, check=check, progress=progress)
         out.meta.update(meta)
         return out
-    return run_policy(instance, FairPolicy(), engine="reference", meta=meta)
+    return run_policy(instance, FairPolicy(), engine="reference", meta=meta, progress=progress)

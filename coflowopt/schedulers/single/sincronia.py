@@ -80,10 +80,11 @@ class SincroniaPolicy(OrderPolicy):
 
 
 def run_sincronia(instance: Instance, params: SincroniaParams, *, seed: Any = None,
-                  check: Tolerance | None = None) -> Schedule | ValidSchedule:
+                  check: Tolerance | None = None, progress: Any = None
+        ) -> Schedule | ValidSchedule:
     """Sincronia: BSSI ordering with greedy order-preserving allocation.  Deterministic
     (``seed`` unused).  The factor 4 holds offline with all releases 0."""
     p = params
     meta = {"scheduler": "sincronia", "params": {"mode": p.mode, "split": p.split}}
     return run_policy(instance, SincroniaPolicy(p.mode, p.split), engine=p.engine, check=check,
-                      meta=meta)
+                      meta=meta, progress=progress)

@@ -30,34 +30,40 @@ class StaticParams(Params):
 
 
 def run_static(instance: Instance, name: str, params: StaticParams,
-               check: Tolerance | None = None) -> Schedule | ValidSchedule:
+               check: Tolerance | None = None, progress: Any = None
+               ) -> Schedule | ValidSchedule:
     """The static order ``name`` (a key of :data:`~coflowopt.orders.STATIC_KEYS`); ties by
     admission time, then position."""
     p = params
     policy = StaticOrderPolicy(STATIC_KEYS[name], p.allocation, p.split)
     meta = {"scheduler": name, "params": {"allocation": p.allocation, "split": p.split}}
-    return run_policy(instance, policy, engine=p.engine, check=check, meta=meta)
+    return run_policy(instance, policy, engine=p.engine, check=check, meta=meta,
+                      progress=progress)
 
 
 def run_fifo(instance: Instance, params: StaticParams, *, seed: Any = None,
-             check: Tolerance | None = None) -> Schedule | ValidSchedule:
+             check: Tolerance | None = None, progress: Any = None
+             ) -> Schedule | ValidSchedule:
     """FIFO by admission time (ties by position)."""
-    return run_static(instance, "fifo", params, check)
+    return run_static(instance, "fifo", params, check, progress)
 
 
 def run_scf(instance: Instance, params: StaticParams, *, seed: Any = None,
-            check: Tolerance | None = None) -> Schedule | ValidSchedule:
+            check: Tolerance | None = None, progress: Any = None
+             ) -> Schedule | ValidSchedule:
     """Shortest-coflow-first: smallest length (largest flow volume) first."""
-    return run_static(instance, "scf", params, check)
+    return run_static(instance, "scf", params, check, progress)
 
 
 def run_ncf(instance: Instance, params: StaticParams, *, seed: Any = None,
-            check: Tolerance | None = None) -> Schedule | ValidSchedule:
+            check: Tolerance | None = None, progress: Any = None
+             ) -> Schedule | ValidSchedule:
     """Narrowest-coflow-first: fewest flows first."""
-    return run_static(instance, "ncf", params, check)
+    return run_static(instance, "ncf", params, check, progress)
 
 
 def run_lcf(instance: Instance, params: StaticParams, *, seed: Any = None,
-            check: Tolerance | None = None) -> Schedule | ValidSchedule:
+            check: Tolerance | None = None, progress: Any = None
+             ) -> Schedule | ValidSchedule:
     """Lightest-coflow-first: smallest total volume ``V_j`` first."""
-    return run_static(instance, "lcf", params, check)
+    return run_static(instance, "lcf", params, check, progress)

@@ -167,18 +167,20 @@ class VarysDeadlinePolicy:
 
 
 def run_varys(instance: Instance, params: VarysParams, *, seed: Any = None,
-              check: Tolerance | None = None) -> Schedule | ValidSchedule:
+              check: Tolerance | None = None, progress: Any = None
+        ) -> Schedule | ValidSchedule:
     """Varys: smallest effective bottleneck first, MADD rates, backfill.  Deterministic
     (``seed`` unused).  ``deadlines=True``: the deadline admission mode
     (:class:`VarysDeadlinePolicy`, job deadlines of the instance)."""
     p = params
     if not p.refill:
-        out = fast_simulate(instance, KIND_VARYS, refill=False, check=check)
+        out = fast_simulate(instance, KIND_VARYS, refill=False, check=check,
+                            progress=progress)
         out.meta.update({"scheduler": "varys", "params": {"refill": False}})
         return out
     if p.deadlines:
         policy = VarysDeadlinePolicy(p.pad)
-        sched = run_policy(instance, policy, engine="reference",
+        sched = run_policy(instance, policy, engine="reference", progress=progress,
                            meta={"scheduler": "varys", "params": {"deadlines": True,
                                                                   "pad": p.pad}})
         sched.meta["admitted"] = sorted(c for c, v in policy.decided.items() if v is True)
@@ -187,4 +189,4 @@ def run_varys(instance: Instance, params: VarysParams, *, seed: Any = None,
     meta = {"scheduler": "varys", "params": {"allocation": p.allocation,
                                              "reschedule": p.reschedule}}
     return run_policy(instance, VarysPolicy(p.allocation, p.reschedule), engine=p.engine,
-                      check=check, meta=meta)
+                      check=check, meta=meta, progress=progress)
