@@ -26,6 +26,7 @@ KERNEL_MODULES = (
     "sim/engine.py",
     "sim/fast.py",
     "sim/fastfair.py",
+    "sim/kernel.py",
     "orders.py",
     "sim/segstore.py",
 )
