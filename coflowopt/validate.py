@@ -597,15 +597,18 @@ class StreamValidator:
 
     ``empty=True`` gives a placeholder of the same types (no flows, no ports) for a kernel
     compiled once for both its storing and its streaming mode.  ``limit``: violations kept
-    per kind; ``size``: buffer length.
+    per kind; ``size``: buffer length.  ``flow_of_row``: the order of the per-flow state (see
+    :meth:`from_flows`; default by (ingress, egress) pair).
     """
 
     def __init__(self, instance: Instance, tol: Tolerance | None = None, *, limit: int = 20,
-                 size: int = 1 << 16, empty: bool = False):
+                 size: int = 1 << 16, empty: bool = False,
+                 flow_of_row: np.ndarray | None = None):
         inst = instance
         F, m = (0, 0) if empty else (inst.n_flows, inst.ports)
         self._setup(inst.flow_src[:F], inst.flow_dst[:F], inst.flow_volume[:F],
-                    inst.fabric.capacity_in[:m], inst.fabric.capacity_out[:m], tol, limit, size)
+                    inst.fabric.capacity_in[:m], inst.fabric.capacity_out[:m], tol, limit, size,
+                    None if empty else flow_of_row)
         self.instance: Instance | None = inst
 
     @classmethod

@@ -399,7 +399,12 @@ def fast_fair(instance: Instance, *, check: Tolerance | None = None,
     pair = pair.astype(np.int32)
     pstart = np.zeros(int(pair.max(initial=-1)) + 2, dtype=np.int64)
     np.cumsum(np.bincount(pair, minlength=pstart.size - 1), out=pstart[1:])
-    stream = StreamValidator(inst, check or Tolerance(), empty=check is None)
+    # per-flow validator state in flow order: the flows active at an event belong to a few
+    # recently arrived coflows, numbered by arrival with their flows contiguous, so their rows
+    # are close (by pair, the default, they spread over the whole array: FB2010's 188 M
+    # changes missed the cache, 13 s of a 23 s run on a 32 MiB-L3 EPYC)
+    stream = StreamValidator(inst, check or Tolerance(), empty=check is None,
+                             flow_of_row=np.arange(inst.n_flows))
     ctl = new_control(fluid_horizon(inst, t0), C, control)
     args = (np.array(inst.coflow_flows_ptr, dtype=np.int64), readonly(inst.coflow_flow_order),
             readonly(inst.flow_coflow), readonly(inst.flow_src), readonly(inst.flow_dst),
