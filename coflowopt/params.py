@@ -28,13 +28,18 @@ P = TypeVar("P", bound="Params")
 
 
 class ParamsError(TypeError):
-    """A parameter that is unknown, missing or of the wrong type; the message names it."""
+    """A parameter that is unknown, missing or of the wrong type; the message names it.
+    ``field``: its path inside the parameters, ``problem``: the message without the place."""
+
+    def __init__(self, message: str, *, field: str = "", problem: str = ""):
+        super().__init__(message)
+        self.field, self.problem = field, problem
 
 
 class TypeMismatch(Exception):
     """A value that does not fit its annotation, at ``where``.  ``matched``: the value had the
-    right outer shape (a list, a table) and failed inside,
-    so a union reports this error rather than its own."""
+    right outer shape (a list, a table) and failed inside, so a union reports this error
+    rather than its own."""
 
     def __init__(self, where: str, problem: str, matched: bool = False):
         super().__init__(problem)
@@ -177,8 +182,8 @@ def _dataclass_from(cls: type, data: Mapping[str, Any], where: str) -> Any:
     for k, v in data.items():
         if k not in fields:
             raise TypeMismatch(f"{where}.{k}",
-                            f"unknown field of {cls.__name__} (known: {', '.join(fields)})",
-                            matched=True)
+                               f"unknown field of {cls.__name__} (known: {', '.join(fields)})",
+                               matched=True)
         try:
             kw[k] = check_value(v, hints.get(k, Any), f"{where}.{k}")
         except TypeMismatch as exc:
@@ -200,7 +205,8 @@ class Params:
             try:
                 v = check_value(value, hints.get(f.name, Any), f.name)
             except TypeMismatch as exc:
-                raise ParamsError(f"{type(self).__name__}.{exc.where}: {exc.problem}") from None
+                raise ParamsError(f"{type(self).__name__}.{exc.where}: {exc.problem}",
+                                  field=exc.where, problem=exc.problem) from None
             if v is not value:
                 object.__setattr__(self, f.name, v)
         self.check()
@@ -219,17 +225,15 @@ class Params:
         for key in params:
             if key not in names:
                 known = ", ".join(names) or "(none)"
-                raise ParamsError(f"{prefix}{key}: unknown parameter of {cls.__name__}; "
-                                  f"known: {known}")
+                problem = f"unknown parameter of {cls.__name__}; known: {known}"
+                raise ParamsError(f"{prefix}{key}: {problem}", field=key, problem=problem)
         try:
             return cls(**params)
         except ParamsError as exc:
-            if where:
-                msg = str(exc).split(": ", 1)
-                field = msg[0].split(".", 1)[-1]
-                raise ParamsError(f"{prefix}{field}: {msg[1] if len(msg) > 1 else ''}"
-                                  ) from None
-            raise
+            if not where:
+                raise
+            raise ParamsError(f"{prefix}{exc.field}: {exc.problem}", field=exc.field,
+                              problem=exc.problem) from None
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a plain dict (tuples stay tuples)."""

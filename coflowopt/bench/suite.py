@@ -459,8 +459,10 @@ def _check_suite(suite: Suite) -> None:
                 raise _err(suite, f"schedulers[{i}].params.{k}", "set by the harness; remove it")
         try:
             info.make_params(s.params, where=f"schedulers[{i}].params")
-        except (ParamsError, ValueError) as exc:
+        except ParamsError as exc:  # names the field already
             raise SuiteError(f"{suite.source}: {exc}") from None
+        except ValueError as exc:  # a check across fields
+            raise _err(suite, f"schedulers[{i}].params", str(exc)) from None
         try:
             json.dumps(s.params, sort_keys=True)
         except TypeError as exc:

@@ -137,16 +137,15 @@ class SchedulerInfo:
     def make_params(self, params: Mapping[str, Any] | Any = None, *, where: str = "") -> Any:
         """The checked parameter object from a mapping (or an instance of the class, as is).
         Unknown or ill-typed parameters raise :class:`~coflowopt.params.ParamsError` naming
-        the field (prefixed by ``where``)."""
+        the field (prefixed by ``where``); a range check across fields raises
+        :class:`ValueError`."""
         cls = self.params_class
         if isinstance(params, cls):
             return params
         if params is not None and not isinstance(params, Mapping):
             raise ParamsError(f"{where or self.name}: parameters must be a mapping or "
                               f"{cls.__name__}, got {type(params).__name__}")
-        if issubclass(cls, Params):
-            return cls.from_dict(params, where=where or self.name)
-        return _plain_dataclass(cls, dict(params or {}), where or self.name)
+        return cls.from_dict(params, where=where or self.name)
 
     def factor_for(self, metric: str, instance: Instance) -> str | None:
         """The proven factor where it applies to ``metric`` on ``instance``, else ``None``."""
@@ -197,18 +196,6 @@ class SchedulerInfo:
         out = self.impl(instance, p, seed=seed, check=None)
         out.meta.setdefault("scheduler", self.name)
         return out
-
-
-def _plain_dataclass(cls: type, params: dict[str, Any], where: str) -> Any:
-    names = [f.name for f in dataclasses.fields(cls)]
-    for k in params:
-        if k not in names:
-            raise ParamsError(f"{where}.{k}: unknown parameter of {cls.__name__}; known: "
-                              f"{', '.join(names) or '(none)'}")
-    try:
-        return cls(**params)
-    except (TypeError, ValueError) as exc:
-        raise ParamsError(f"{where}: {exc}") from None
 
 
 S, C = "coflowopt.schedulers.single", "coflowopt.sim.coflowsim"

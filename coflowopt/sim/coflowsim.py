@@ -50,6 +50,7 @@ import numpy as np
 from numba import njit
 
 from coflowopt.model import Fabric, Instance
+from coflowopt.params import Params
 from coflowopt.schedule import Schedule
 from coflowopt.sim.kernel import (
     CTL_DONE,
@@ -99,7 +100,7 @@ COFLOWSIM_CLAIRVOYANT: dict[str, bool] = {k: k not in ("dark", "fair") for k in 
 
 
 @dataclass(frozen=True)
-class CoflowSimParams:
+class CoflowSimParams(Params):
     """CoflowSim's constants (``Constants.java``, ``CoflowSim.java``) and the rule switches used
     by the ablation.  Defaults reproduce CoflowSim.
 
@@ -123,7 +124,7 @@ class CoflowSimParams:
     dark_factor: float = 10.0
     zero: float = 1e-3  # Constants.ZERO, bytes (and bps)
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if self.quantum_ms < 1 or self.epoch_ms < self.quantum_ms:
             raise ValueError(f"CoflowSimParams: need 1 <= quantum_ms <= epoch_ms, got "
                              f"quantum_ms={self.quantum_ms}, epoch_ms={self.epoch_ms}")
