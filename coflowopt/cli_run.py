@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import os
+import io
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,27 +44,6 @@ def _schedule_path(base: str, name: str, several: bool) -> Path:
         return p
     suffixes = "".join(p.suffixes)
     return p.with_name(p.name[: len(p.name) - len(suffixes)] + f"-{name}" + suffixes)
-
-
-class _AtomicCSV:
-    """A CSV written to a temporary file beside the target and renamed over it when complete,
-    so a refused, failed or interrupted run never leaves a truncated file under the name."""
-
-    def __init__(self, path: str):
-        self.path = Path(path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".part",
-                                   dir=self.path.parent)
-        self.tmp = Path(tmp)
-        self.fh = os.fdopen(fd, "w", newline="")
-        self.writer = csv.writer(self.fh)
-
-    def commit(self) -> None:
-        self.fh.close()
-        os.replace(self.tmp, self.path)
-
-    def discard(self) -> None:
-        self.fh.close()
-        self.tmp.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -111,9 +89,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"{label}: {inst}")
     lb_inst = inst
     rows: list[tuple[str, dict[str, float], float]] = []
-    out = _AtomicCSV(args.csv) if args.csv else None
-    if out is not None:
-        out.writer.writerow(["scheduler", "coflow", "release", "completion", "cct", "slowdown"])
+    # the per-coflow rows, written once the run ends (a temporary file renamed over the
+    # target: a refused, failed or interrupted run never leaves a truncated file)
+    out: list[list[Any]] | None = [] if args.csv else None
     interrupted = False
     try:
         for info in infos:
@@ -125,15 +103,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         # the kernel stopped at once; what finished is printed and its CSV rows kept
         interrupted = True
-    except BaseException:
-        if out is not None:
-            out.discard()
-        raise
-    if out is not None:
-        if rows:  # complete rows of the schedulers that finished
-            out.commit()
-        else:  # interrupted before any finished: an existing file stays as it was
-            out.discard()
+    if out is not None and rows:  # none finished: an existing file stays as it was
+        _write_csv(args.csv, out)
     lb = lower_bounds(lb_inst)
     if args.semantics == "coflowsim":
         print("semantics: coflowsim (rounded flows, releases at the admission epochs, CCT "
@@ -156,7 +127,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report(res: Any, rows: list, out: _AtomicCSV | None, args: argparse.Namespace,
+def _write_csv(path: str, body: list[list[Any]]) -> None:
+    from coflowopt.interchange import write_atomic
+
+    text = io.StringIO()
+    writer = csv.writer(text)
+    writer.writerow(["scheduler", "coflow", "release", "completion", "cct", "slowdown"])
+    writer.writerows(body)
+    write_atomic(path, [text.getvalue()])
+
+
+def _report(res: Any, rows: list, out: list[list[Any]] | None, args: argparse.Namespace,
             several: bool) -> None:
     """Add one validated run's metrics row, its CSV rows and its schedule file."""
     from coflowopt import metrics
@@ -169,10 +150,9 @@ def _report(res: Any, rows: list, out: _AtomicCSV | None, args: argparse.Namespa
         sl = metrics.slowdown(valid)
         for c in range(inst.n_coflows):
             cid = inst.coflow_id[c]
-            out.writer.writerow([res.scheduler, cid.item() if hasattr(cid, "item") else cid,
-                                 repr(float(inst.release[c])),
-                                 repr(float(valid.coflow_completion[c])),
-                                 repr(float(cct[c])), repr(float(sl[c]))])
+            out.append([res.scheduler, cid.item() if hasattr(cid, "item") else cid,
+                        repr(float(inst.release[c])), repr(float(valid.coflow_completion[c])),
+                        repr(float(cct[c])), repr(float(sl[c]))])
     if args.schedule_out:
         if valid.schedule is None:
             raise RuntimeError(f"{res.scheduler}: no stored schedule to write")

@@ -58,6 +58,7 @@ __all__ = [
     "schedule_from_dict",
     "schedule_json_chunks",
     "schedule_to_dict",
+    "write_atomic",
 ]
 
 INSTANCE_FORMAT = "coflowopt-instance/1"
@@ -315,7 +316,7 @@ def _pump(fh: BinaryIO, chunks: Iterable[str], buffer: int = 1 << 20) -> None:
         fh.write("".join(pending).encode("utf-8"))
 
 
-def _write_atomic(path: str | os.PathLike[str], chunks: Iterable[str]) -> None:
+def write_atomic(path: str | os.PathLike[str], chunks: Iterable[str]) -> None:
     """Write the text ``chunks`` (gzip when ``path`` ends in ``.gz``) to a temporary file in
     ``path``'s folder and rename it over ``path`` once complete; on any exception (including
     ``KeyboardInterrupt``) the temporary file is removed and ``path`` is left as it was."""
@@ -458,7 +459,7 @@ def _open(path: Path, mode: str) -> Any:
 
 def _dump(obj: dict[str, Any], path: str | os.PathLike[str]) -> None:
     enc = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
-    _write_atomic(path, enc.iterencode(obj))
+    write_atomic(path, enc.iterencode(obj))
 
 
 def _load(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
@@ -497,7 +498,7 @@ def save_schedule(schedule: Schedule, path: str | os.PathLike[str], *,
     write leaves ``path`` as it was.
     """
     _check_form(form)
-    _write_atomic(path, schedule_json_chunks(schedule, form=form))
+    write_atomic(path, schedule_json_chunks(schedule, form=form))
 
 
 def load_schedule(path: str | os.PathLike[str]) -> Schedule:
