@@ -86,7 +86,9 @@ class SchedulerInfo:
     no precedence edges); reports show the factor only where both hold (:meth:`factor_for`).
     ``job_objective``: designed for job DAGs (its objective is on job completion; the proof
     checks give it DAG instances).  ``streams``: the implementation can stream its rate changes
-    into the validator.
+    into the validator.  ``supports``: ``"module:function"`` of a structural test beyond those
+    flags (e.g. rooted trees only): ``function(instance) -> str | None``, the one-line reason it
+    cannot run the instance, imported only when asked.
     """
 
     name: str
@@ -107,6 +109,7 @@ class SchedulerInfo:
     factor_assumes: tuple[str, ...] = ()
     streams: bool = False
     aliases: tuple[str, ...] = ()
+    supports: str | None = None
     _impl: Any = field(default=None, compare=False, repr=False)
     _params: Any = field(default=None, compare=False, repr=False)
 
@@ -177,6 +180,10 @@ class SchedulerInfo:
 
             if not np.isfinite(instance.job_deadline).any():
                 return f"{self.name} needs job deadlines; the instance has none"
+        if self.supports is not None:
+            why = _load(self.supports, f"scheduler {self.name!r} support test")(instance)
+            if why is not None:
+                return f"{self.name} cannot run this instance: {why}"
         return None
 
     def check_supports(self, instance: Instance) -> None:

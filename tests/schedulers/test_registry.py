@@ -99,3 +99,21 @@ def test_numpy_arrays_are_taken_for_sequence_parameters() -> None:
 
     p = get("sequential").make_params({"order": np.array([1, 0])})
     assert p.order == (1, 0) and all(type(x) is int for x in p.order)
+
+
+def only_two_coflows(instance):  # a structural support test, loaded lazily by the entry below
+    return None if instance.n_coflows == 2 else f"needs 2 coflows, got {instance.n_coflows}"
+
+
+def test_a_structural_support_test_refuses_in_one_line() -> None:
+    info = SchedulerInfo("two-only", "coflowopt.schedulers.baselines:run_sequential",
+                         "coflowopt.schedulers.baselines:SequentialParams", "offline", True,
+                         "plugin", "test entry", supports=f"{__name__}:only_two_coflows")
+    one = build_instance(2, coflows=[CoflowSpec([(0, 1, 1.0)])])
+    two = build_instance(2, coflows=[CoflowSpec([(0, 1, 1.0)]), CoflowSpec([(1, 0, 2.0)])])
+    assert info.refusal(two) is None
+    why = info.refusal(one)
+    assert why == "two-only cannot run this instance: needs 2 coflows, got 1"
+    with pytest.raises(UnsupportedInstance, match="needs 2 coflows"):
+        run(one, info)
+    assert run(two, info).valid.cct.max() == pytest.approx(2.0)
