@@ -244,6 +244,9 @@ _TABLE: list[SchedulerInfo] = [
     SchedulerInfo("fair", f"{S}.fair:run_fair", f"{S}.fair:FairParams", "online", False,
                   "single", "per-flow max-min fair sharing",
                   objective="average CCT (baseline)", multistage=True, streams=True),
+    # -- multi-stage jobs (coflowopt.schedulers.dag) --
+    # -- fair scheduling (coflowopt.schedulers.fair) --
+    # -- learned (coflowopt.schedulers.learned) --
 ]
 for _name, _clair, _summary, _aliases in (
         ("sebf", True, "CoflowSim's Varys: static effective bottleneck, MADD, backfill",
