@@ -25,7 +25,7 @@ from coflowopt.model import (
 )
 from coflowopt.params import Params, ParamsError
 from coflowopt.schedule import Schedule, ScheduleError
-from coflowopt.schedulers import UnsupportedInstance
+from coflowopt.schedulers import NoFeasibleSchedule, UnsupportedInstance
 from coflowopt.service import RunResult, run
 from coflowopt.validate import (
     InfeasibleSchedule,
@@ -54,6 +54,7 @@ __all__ = [
     "ScheduleError",
     "Tolerance",
     "UnsupportedInstance",
+    "NoFeasibleSchedule",
     "ValidSchedule",
     "Violation",
     "bounds",

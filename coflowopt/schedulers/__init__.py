@@ -9,6 +9,7 @@ implementation loads on first use.
 
 from coflowopt.schedulers.registry import (
     Algorithm,
+    NoFeasibleSchedule,
     SchedulerInfo,
     UnsupportedInstance,
     get,
@@ -19,5 +20,5 @@ from coflowopt.schedulers.registry import (
 #: The ``sequential`` baseline as a callable: ``sequential(instance, *, order=None)``.
 sequential = get("sequential")
 
-__all__ = ["Algorithm", "SchedulerInfo", "UnsupportedInstance", "get", "register", "registry",
+__all__ = ["Algorithm", "NoFeasibleSchedule", "SchedulerInfo", "UnsupportedInstance", "get", "register", "registry",
            "sequential"]

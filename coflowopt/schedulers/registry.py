@@ -38,6 +38,7 @@ __all__ = [
     "FAMILIES",
     "SEMANTICS",
     "Algorithm",
+    "NoFeasibleSchedule",
     "SchedulerInfo",
     "UnsupportedInstance",
     "get",
@@ -57,6 +58,16 @@ class Algorithm(Protocol):
 
 class UnsupportedInstance(ValueError):
     """A scheduler was given an instance it does not support; the message says why in a line."""
+
+
+class NoFeasibleSchedule(ValueError):
+    """An algorithm proved that no schedule meeting its own constraints exists (e.g. CoFair's
+    slowdown deadlines below ``E*``): a result, not a failure.  The message says why in one line
+    and names the coflow or job; ``where`` holds that id (or ``None``)."""
+
+    def __init__(self, message: str, where: Any = None):
+        super().__init__(message)
+        self.where = where
 
 
 def _load(target: str, what: str) -> Any:
