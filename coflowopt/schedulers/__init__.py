@@ -20,5 +20,5 @@ from coflowopt.schedulers.registry import (
 #: The ``sequential`` baseline as a callable: ``sequential(instance, *, order=None)``.
 sequential = get("sequential")
 
-__all__ = ["Algorithm", "NoFeasibleSchedule", "SchedulerInfo", "UnsupportedInstance", "get", "register", "registry",
-           "sequential"]
+__all__ = ["Algorithm", "NoFeasibleSchedule", "SchedulerInfo", "UnsupportedInstance", "get",
+           "register", "registry", "sequential"]
