@@ -111,11 +111,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
                       else f"the Dask cluster at {address}")}[kind]
     n_seeds = {len(suite.seeds_of(w)) for w in suite.workloads}
     seeds = _n(n_seeds.pop(), "seed") if len(n_seeds) == 1 else "seeds per workload"
+    some = any(s.workloads is not None for s in suite.schedulers)
     print(f"suite {suite.name}: {_n(suite.n_tasks, 'task')} ({_n(len(suite.workloads), 'workload')}"
-          f" x {_n(len(suite.schedulers), 'scheduler')} x {seeds}) on {where}", flush=True)
+          f" x {_n(len(suite.schedulers), 'scheduler')} x {seeds}"
+          f"{', some schedulers on some workloads only' if some else ''}) on {where}", flush=True)
     for w in suite.workloads:  # what each workload is (the default suite's load, say)
         args_ = ", ".join(f"{k}={v!r}" for k, v in w.params.items())
-        print(f"  workload {w.name}: {w.generator}({args_})", flush=True)
+        only = [s.label for s in suite.schedulers if s.workloads is not None and s.runs_on(w.name)]
+        print(f"  workload {w.name}: {w.generator}({args_})"
+              + (f"; also {', '.join(only)}" if only else ""), flush=True)
     kw = dict(out=args.out, jobs=jobs, max_tasks=args.max_tasks,
               retry_errors=args.retry_errors, progress=args.progress)
     # SIGTERM (a batch scheduler's stop) ends the run like Ctrl-C: finished rows are kept

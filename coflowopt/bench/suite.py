@@ -28,6 +28,7 @@ The file format (all field paths in error messages are 0-based, e.g. ``scheduler
     label = "sequential"                  # optional, unique; defaults to name
     params = { }                          # the algorithm's keyword arguments
     timeout = 30                          # optional: overrides the suite's timeout
+    workloads = ["fb-like-150"]           # optional: only these workloads (default: all)
     semantics = "fluid"                   # or "coflowsim": CoflowSim's semantics
                                           # (coflowopt.sim.coflowsim; name is then one of
                                           # CoflowSim's schedulers, params CoflowSimParams fields)
@@ -89,17 +90,26 @@ class SchedulerSpec:
     keyword arguments, an optional per-task ``timeout`` in seconds, and the simulator
     ``semantics`` (``"fluid"``, or ``"coflowsim"`` for :func:`coflowopt.sim.coflowsim.coflowsim`,
     where ``name`` is a CoflowSim scheduler and ``params`` are
-    :class:`~coflowopt.sim.coflowsim.CoflowSimParams` fields)."""
+    :class:`~coflowopt.sim.coflowsim.CoflowSimParams` fields).  ``workloads``: the names of
+    the workloads it runs on (``None``: all), e.g. a job-DAG algorithm on the DAG workloads
+    only."""
 
     name: str
     label: str = ""
     params: dict[str, Any] = field(default_factory=dict)
     timeout: float | None = None
     semantics: str = "fluid"
+    workloads: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not self.label:
             object.__setattr__(self, "label", self.name)
+        if self.workloads is not None:
+            object.__setattr__(self, "workloads", tuple(self.workloads))
+
+    def runs_on(self, workload: str) -> bool:
+        """Whether this scheduler runs on the workload named ``workload``."""
+        return self.workloads is None or workload in self.workloads
 
 
 @dataclass(frozen=True)
@@ -168,6 +178,8 @@ class Suite:
                 sd["timeout"] = s.timeout
             if s.semantics != "fluid":
                 sd["semantics"] = s.semantics
+            if s.workloads is not None:
+                sd["workloads"] = list(s.workloads)
             d["schedulers"].append(sd)
         d["references"] = [
             {"scheduler": r.scheduler, "workload": r.workload, "metric": r.metric,
@@ -181,7 +193,8 @@ class Suite:
 
     @property
     def n_tasks(self) -> int:
-        return sum(len(self.seeds_of(w)) for w in self.workloads) * len(self.schedulers)
+        return sum(len(self.seeds_of(w)) for w in self.workloads for s in self.schedulers
+                   if s.runs_on(w.name))
 
 
 # -- parsing -----------------------------------------------------------------------------------
@@ -322,7 +335,8 @@ def suite_from_dict(data: Mapping[str, Any], *, source: str = "<suite>",
         nm = t.text("name", required=True)
         schedulers.append(SchedulerSpec(name=nm, label=t.text("label", default=nm),
                                         params=t.params(), timeout=t.seconds("timeout"),
-                                        semantics=t.text("semantics", default="fluid")))
+                                        semantics=t.text("semantics", default="fluid"),
+                                        workloads=t.strings("workloads")))
         t.done()
     references = []
     for t in top.tables("references"):
@@ -454,6 +468,11 @@ def _check_suite(suite: Suite) -> None:
                        f"duplicate label {s.label!r} (also schedulers[{labels[s.label]}]); "
                        "give each run of the same scheduler its own label")
         labels[s.label] = i
+        for name in s.workloads or ():
+            if name not in seen:
+                raise _err(suite, f"schedulers[{i}].workloads",
+                           f"{name!r} is not a workload of this suite (workloads: "
+                           f"{', '.join(seen)})")
         for k in s.params:
             if k in ("instance", "seed"):
                 raise _err(suite, f"schedulers[{i}].params.{k}", "set by the harness; remove it")

@@ -75,6 +75,8 @@ def expand(suite: Suite) -> list[Task]:
     for w in suite.workloads:
         for seed in suite.seeds_of(w):
             for s in suite.schedulers:
+                if not s.runs_on(w.name):
+                    continue
                 out.append(Task(
                     key=task_key(w, s, seed), suite=suite.name, workload=w, scheduler=s,
                     seed=int(seed), timeout=s.timeout if s.timeout is not None else suite.timeout,

@@ -71,6 +71,17 @@ def test_workload_seeds_override(tmp_path: Path) -> None:
     assert [t.seed for t in expand(s)] == [7]
 
 
+def test_a_scheduler_may_run_on_some_workloads_only(tmp_path: Path) -> None:
+    text = tiny_suite(schedulers='[[schedulers]]\nname = "sequential"\n\n'
+                                 '[[schedulers]]\nname = "fifo"\nworkloads = ["tpcds-3"]\n')
+    s = load_suite(write(tmp_path, text))
+    pairs = [(t.workload.name, t.scheduler.label) for t in expand(s)]
+    assert pairs.count(("syn-12", "sequential")) == pairs.count(("tpcds-3", "sequential")) == 3
+    assert pairs.count(("tpcds-3", "fifo")) == 3 and ("syn-12", "fifo") not in pairs
+    assert s.n_tasks == len(pairs) == 9
+    assert parse_suite(text, source="again", base_dir=tmp_path).to_dict() == s.to_dict()
+
+
 def _rejected(tmp_path: Path, text: str, *fragments: str) -> None:
     path = write(tmp_path, text)
     with pytest.raises(SuiteError) as info:
@@ -84,6 +95,11 @@ def _rejected(tmp_path: Path, text: str, *fragments: str) -> None:
     with pytest.raises(SuiteError):
         run_suite(path, out=out, executor="inline")
     assert not out.exists()
+
+
+def test_unknown_workload_of_a_scheduler_rejected(tmp_path: Path) -> None:
+    text = tiny_suite(schedulers='[[schedulers]]\nname = "sequential"\nworkloads = ["syn-13"]\n')
+    _rejected(tmp_path, text, "schedulers[0].workloads", "'syn-13'", "syn-12, tpcds-3")
 
 
 def test_unknown_scheduler_rejected(tmp_path: Path) -> None:
