@@ -521,6 +521,7 @@ def fb2010_jobs(
     slots: bool = False,
     offline: bool = False,
     edge_prob: float = 0.5,
+    coflows: int | None = None,
 ) -> Instance:
     """Multi-stage jobs made of the coflows of a single-stage trace (FB2010 by default).
 
@@ -544,6 +545,9 @@ def fb2010_jobs(
 
     ``trace``: an :class:`Instance` (single-stage: no Starts-After/Finishes-Before edges), a
     trace file path, or ``None`` for :func:`~coflowopt.workloads.trace.find_fb2010`.
+    ``coflows=N`` keeps only the trace's first ``N`` coflows by arrival (ties: position) before
+    anything else [P]: the O(m) LP baseline has ``C(C-1)`` ordering variables, so its experiments
+    cap the coflows per instance (spec section 8).
 
     Draw order: permutation, chunk sizes (one draw per trace coflow, the unused tail
     discarded), edges (``"dag"``: one uniform per pair, chunk by chunk; ``"fan-in"``: one parent
@@ -563,6 +567,12 @@ def fb2010_jobs(
         raise ValueError(f"ports: must be >= 1, got {ports}")
     if not 0.0 <= edge_prob <= 1.0:
         raise ValueError(f"edge_prob: must be in [0, 1], got {edge_prob}")
+    if coflows is not None:
+        if isinstance(coflows, bool) or int(coflows) != coflows or coflows < 1:
+            raise ValueError(f"coflows: expected an integer >= 1, got {coflows!r}")
+        if coflows < trace.n_coflows:
+            first = np.lexsort((np.arange(trace.n_coflows), trace.release))[:int(coflows)]
+            trace = _subset_coflows(trace, np.sort(first))
     fab = trace.fabric
     if (ports is not None or slots) and not fab.is_uniform:
         raise ValueError("fb2010_jobs: ports= and slots= need a trace with uniform capacity")
@@ -632,6 +642,18 @@ def fb2010_jobs(
         starts_after=edges, time_unit=time_unit,
     )
     return inst.merge_parallel_flows() if ports is not None else inst
+
+
+def _subset_coflows(trace: Instance, keep: np.ndarray) -> Instance:
+    """The single-stage instance of the coflows at positions ``keep`` (sorted), in that order."""
+    new = np.full(trace.n_coflows, -1, dtype=np.int64)
+    new[keep] = np.arange(keep.size)
+    fl = np.flatnonzero(new[trace.flow_coflow] >= 0)
+    return Instance.from_arrays(
+        trace.fabric, trace.flow_src[fl], trace.flow_dst[fl], trace.flow_volume[fl],
+        new[trace.flow_coflow[fl]], coflow_id=trace.coflow_id[keep],
+        coflow_release=trace.release[keep], coflow_weight=trace.coflow_weight[keep],
+        n_coflows=keep.size, time_unit=trace.time_unit)
 
 
 # -- analysis helpers ------------------------------------------------------------------------

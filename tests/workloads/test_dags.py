@@ -474,3 +474,18 @@ def test_fb2010_mean_coflows_per_job(fb2010, mean: int) -> None:
     # every job but the last (truncated) one has a size in {1..2*mean-1}, and all sizes occur
     sizes = np.concatenate([np.bincount(i.coflow_job)[:-1] for i in insts])
     assert set(sizes.tolist()) == set(range(1, 2 * mean))
+
+
+def test_fb2010_jobs_keeps_the_first_coflows_by_arrival() -> None:
+    from coflowopt.workloads.synthetic import synthetic_trace
+
+    trace = synthetic_trace(30, ports=12, seed=3)
+    first = trace.coflow_id[np.lexsort((np.arange(30), trace.release))[:11]]
+    inst = fb2010_jobs(trace, coflows=11, seed=0, mean_coflows=3)
+    assert sorted(inst.coflow_id.tolist()) == sorted(first.tolist())
+    kept = np.isin(trace.coflow_id[trace.flow_coflow], first)
+    assert inst.n_flows == int(kept.sum())
+    assert inst.flow_volume.sum() == pytest.approx(trace.flow_volume[kept].sum())
+    assert fb2010_jobs(trace, coflows=30, seed=0) == fb2010_jobs(trace, seed=0)
+    with pytest.raises(ValueError, match="coflows"):
+        fb2010_jobs(trace, coflows=0)
