@@ -1,0 +1,259 @@
+"""DeepWeave's input: one job DAG as arrays (spec single-stage-and-learning.md sections 9.1, 9.3).
+
+Graph.  DeepWeave's job DAG has computation stages as nodes and coflows as edges, every node
+with at most one outgoing edge, so a coflow is identified with its source node [DW].  Here one
+node is one coflow of the job (its position in the instance) and the node's *children* are its
+successors along Starts-After edges (the coflows that wait for it).  Message passing runs from
+the descendants towards each node, one level at a time, leaves (coflows nothing waits for)
+first: ``level(i) = 0`` for a leaf, else ``1 + max level(child)``.
+
+Node features ``x_i`` [PROP] (spec 9.3's list; the instance model has no computation stages, so
+the list's "computation time" is left out), each scaled to ``[0, 1]`` within its job:
+
+====  ======================================================  ============================
+col   feature                                                 scaled by
+====  ======================================================  ============================
+0     total volume ``V_i`` of the coflow                      the job's largest ``V``
+1     number of flows (width)                                 the job's largest width
+2     largest flow size (length)                              the job's largest ``V``
+3     isolation CCT ``C_i^0``                                 the job's largest ``C^0``
+4     remaining volume                                        the job's largest ``V``
+5     number of unfinished children                           the job's largest out-degree
+6-9   status flags: waiting / ready / running / done          (0 or 1, exactly one set)
+====  ======================================================  ============================
+
+Scaling within the job [PROP] makes the features independent of the time and volume units of
+the workload (ms and MB for traces, normalised units for theory instances), so one checkpoint
+serves both; a checkpoint may add an affine normalisation on top (``norm.shift``,
+``norm.scale`` in :mod:`.network`).  *waiting*: not done and not ready (a predecessor is
+unfinished or the coflow is not released); *ready*: released, every predecessor done,
+nothing sent yet; *running*: ready with some volume sent; *done*: every flow complete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from coflowopt.model import Instance
+
+__all__ = ["FEATURE_NAMES", "N_FEATURES", "DagBatch", "DagState", "job_batches", "node_levels"]
+
+FEATURE_NAMES: tuple[str, ...] = (
+    "volume", "width", "length", "isolation_cct", "remaining", "unfinished_children",
+    "waiting", "ready", "running", "done",
+)
+N_FEATURES: int = len(FEATURE_NAMES)
+
+
+@dataclass(frozen=True)
+class DagState:
+    """The dynamic part of the features at one instant.
+
+    ``time``: the current time; ``remaining``: ``(F,)`` remaining volume per flow; ``done``:
+    ``(C,)`` coflow complete; ``ready``: ``(C,)`` coflow active (released, every Starts-After
+    predecessor complete, not done).  A coflow is *running* when it is ready and has sent
+    something (remaining below its volume).
+    """
+
+    time: float
+    remaining: np.ndarray
+    done: np.ndarray
+    ready: np.ndarray
+
+    @classmethod
+    def initial(cls, instance: Instance, time: float = 0.0) -> DagState:
+        """Nothing sent, nothing done; ready = released by ``time`` with no predecessor."""
+        has_pred = np.zeros(instance.n_coflows, dtype=bool)
+        has_pred[instance.starts_after[:, 1]] = True
+        ready = (instance.release <= time) & ~has_pred
+        return cls(float(time), np.asarray(instance.flow_volume, dtype=np.float64).copy(),
+                   np.zeros(instance.n_coflows, dtype=bool), ready)
+
+    @classmethod
+    def from_view(cls, view: Any) -> DagState:
+        """The state a clairvoyant policy sees in the simulator (a
+        :class:`~coflowopt.sim.engine.SimView`): active coflows are ready; a coflow admitted
+        earlier and no longer active is done."""
+        n = view.admitted.shape[0]
+        ready = np.zeros(n, dtype=bool)
+        ready[view.coflows] = True
+        done = ~np.isnan(view.admitted) & ~ready
+        return cls(float(view.t), np.asarray(view.remaining, dtype=np.float64).copy(), done,
+                   ready)
+
+    def check(self, instance: Instance) -> None:
+        """Shapes against ``instance``; a one-line :class:`ValueError` naming the field."""
+        for name, n in (("remaining", instance.n_flows), ("done", instance.n_coflows),
+                        ("ready", instance.n_coflows)):
+            a = np.asarray(getattr(self, name))
+            if a.shape != (n,):
+                raise ValueError(f"DagState.{name}: expected shape ({n},), got {a.shape}")
+
+
+@dataclass(frozen=True)
+class DagBatch:
+    """One job DAG as arrays (one node = one coflow of the job, spec 9.1/9.3).
+
+    ``x``: ``(V, F)`` float64 node features (normalised, see the module docstring);
+    ``children_ptr``, ``children``: CSR of each node's children (local node ids, the successors
+    along Starts-After edges), children sorted by id; ``level_ptr``, ``level_nodes``: node ids
+    grouped by level, leaves (level 0) first, ids ascending inside a level;
+    ``level_edge_ptr``, ``edge_child``: the children of the nodes of each level, concatenated
+    in ``level_nodes`` order (level ``l``'s are ``edge_child[level_edge_ptr[l]:
+    level_edge_ptr[l+1]]``), for message passing; ``coflows``: ``(V,)`` coflow positions in
+    the instance (ascending); ``job``: the job position.
+    """
+
+    x: np.ndarray
+    children_ptr: np.ndarray
+    children: np.ndarray
+    level_ptr: np.ndarray
+    level_nodes: np.ndarray
+    level_edge_ptr: np.ndarray
+    edge_child: np.ndarray
+    coflows: np.ndarray
+    job: int = 0
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.x.shape[0])
+
+    @property
+    def n_levels(self) -> int:
+        """Number of levels (0 for an empty DAG; 1 when every node is a leaf)."""
+        return int(self.level_ptr.shape[0] - 1)
+
+    @property
+    def levels(self) -> list[np.ndarray]:
+        """``level_nodes`` split by level, leaves first."""
+        p = self.level_ptr
+        return [self.level_nodes[p[k]:p[k + 1]] for k in range(self.n_levels)]
+
+    @property
+    def n_children(self) -> np.ndarray:
+        return np.diff(self.children_ptr)
+
+    @classmethod
+    def from_edges(cls, x: Any, edges: Any, coflows: Any = None, job: int = 0) -> DagBatch:
+        """A batch from features ``x`` ``(V, F)`` and parent -> child edges ``(E, 2)`` in local
+        ids (for tests and hand-built DAGs).  The edges must be acyclic."""
+        x = np.atleast_2d(np.asarray(x, dtype=np.float64))
+        v = x.shape[0]
+        e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+        if e.size and (e.min() < 0 or e.max() >= v):
+            raise ValueError(f"DagBatch.from_edges: edge endpoints must be in 0..{v - 1}")
+        cof = np.arange(v, dtype=np.int64) if coflows is None else np.asarray(coflows,
+                                                                             dtype=np.int64)
+        return _batch(x, e[:, 0], e[:, 1], node_levels(v, e[:, 0], e[:, 1]), cof, job)
+
+
+def node_levels(n: int, parent: np.ndarray, child: np.ndarray) -> np.ndarray:
+    """``level(i) = 0`` for a node without children, else ``1 + max level(child)``, by
+    relaxation over the edges (as many rounds as the DAG is deep); :class:`ValueError` on a
+    cycle."""
+    level = np.zeros(n, dtype=np.int64)
+    if not parent.size:
+        return level
+    for _ in range(n + 1):
+        new = np.zeros(n, dtype=np.int64)
+        np.maximum.at(new, parent, level[child] + 1)
+        new = np.maximum(new, level)
+        if np.array_equal(new, level):
+            return level
+        level = new
+    raise ValueError("the coflow DAG has a cycle")
+
+
+def _batch(x: np.ndarray, parent: np.ndarray, child: np.ndarray, level: np.ndarray,
+           coflows: np.ndarray, job: int) -> DagBatch:
+    v = x.shape[0]
+    o = np.lexsort((child, parent))
+    parent, child = parent[o], child[o]
+    children_ptr = np.zeros(v + 1, dtype=np.int64)
+    np.cumsum(np.bincount(parent, minlength=v), out=children_ptr[1:])
+    n_levels = int(level.max()) + 1 if v else 0
+    level_nodes = np.lexsort((np.arange(v), level)).astype(np.int64)
+    level_ptr = np.zeros(n_levels + 1, dtype=np.int64)
+    np.cumsum(np.bincount(level, minlength=n_levels), out=level_ptr[1:])
+    # the children of level_nodes, in that order: edges sorted by (level of parent, parent)
+    oe = np.lexsort((child, parent, level[parent]))
+    edge_child = child[oe].astype(np.int64)
+    level_edge_ptr = np.zeros(n_levels + 1, dtype=np.int64)
+    np.cumsum(np.bincount(level[parent], minlength=n_levels), out=level_edge_ptr[1:])
+    return DagBatch(x=x, children_ptr=children_ptr, children=child.astype(np.int64),
+                    level_ptr=level_ptr, level_nodes=level_nodes,
+                    level_edge_ptr=level_edge_ptr, edge_child=edge_child,
+                    coflows=coflows.astype(np.int64), job=int(job))
+
+
+def _job_max(values: np.ndarray, job: np.ndarray, n_jobs: int) -> np.ndarray:
+    """Per-coflow maximum of ``values`` over its job, 1 where that maximum is not positive."""
+    m = np.zeros(n_jobs)
+    np.maximum.at(m, job, values)
+    m[m <= 0] = 1.0
+    return m[job]
+
+
+def coflow_features(instance: Instance, state: DagState | None = None) -> np.ndarray:
+    """``(C, N_FEATURES)`` features of every coflow of ``instance`` (module docstring)."""
+    inst = instance
+    st = DagState.initial(inst) if state is None else state
+    st.check(inst)
+    c, j = inst.n_coflows, inst.coflow_job
+    size = np.asarray(inst.coflow_size, dtype=np.float64)
+    width = inst.coflow_width.astype(np.float64)
+    remaining = np.bincount(inst.flow_coflow, weights=st.remaining, minlength=c)
+    done = np.asarray(st.done, dtype=bool)
+    ready = np.asarray(st.ready, dtype=bool) & ~done
+    e = inst.starts_after
+    unfinished_children = np.bincount(e[:, 0], weights=(~done[e[:, 1]]).astype(np.float64),
+                                      minlength=c)
+    outdeg = np.bincount(e[:, 0], minlength=c).astype(np.float64)
+    vscale = _job_max(size, j, inst.n_jobs)
+    x = np.empty((c, N_FEATURES), dtype=np.float64)
+    x[:, 0] = size / vscale
+    x[:, 1] = width / _job_max(width, j, inst.n_jobs)
+    x[:, 2] = np.asarray(inst.coflow_length) / vscale
+    x[:, 3] = np.asarray(inst.isolation_time) / _job_max(np.asarray(inst.isolation_time), j,
+                                                         inst.n_jobs)
+    x[:, 4] = np.clip(remaining / vscale, 0.0, None)
+    x[:, 5] = unfinished_children / _job_max(outdeg, j, inst.n_jobs)
+    running = ready & (remaining < size)
+    x[:, 6] = ~done & ~ready
+    x[:, 7] = ready & ~running
+    x[:, 8] = running
+    x[:, 9] = done
+    return x
+
+
+def job_batches(instance: Instance, *, state: DagState | None = None) -> list[DagBatch]:
+    """One :class:`DagBatch` per job of ``instance``, in job order.
+
+    ``state`` gives the dynamic features (remaining volume, status flags, unfinished
+    children); ``None`` is the initial state (nothing sent; ready = released at time 0 with no
+    predecessor).
+    """
+    inst = instance
+    x_all = coflow_features(inst, state)
+    e = inst.starts_after
+    level = node_levels(inst.n_coflows, e[:, 0].astype(np.int64), e[:, 1].astype(np.int64))
+    order = np.argsort(inst.coflow_job, kind="stable")
+    ptr = np.zeros(inst.n_jobs + 1, dtype=np.int64)
+    np.cumsum(np.bincount(inst.coflow_job, minlength=inst.n_jobs), out=ptr[1:])
+    local = np.empty(inst.n_coflows, dtype=np.int64)
+    for jb in range(inst.n_jobs):
+        cof = order[ptr[jb]:ptr[jb + 1]]
+        local[cof] = np.arange(cof.size)
+    edge_job = inst.coflow_job[e[:, 0]] if e.size else np.zeros(0, dtype=np.int64)
+    eo = np.argsort(edge_job, kind="stable")
+    eptr = np.zeros(inst.n_jobs + 1, dtype=np.int64)
+    np.cumsum(np.bincount(edge_job, minlength=inst.n_jobs), out=eptr[1:])
+    out = []
+    for jb in range(inst.n_jobs):
+        cof = order[ptr[jb]:ptr[jb + 1]].astype(np.int64)
+        ej = e[eo[eptr[jb]:eptr[jb + 1]]]
+        out.append(_batch(x_all[cof], local[ej[:, 0]], local[ej[:, 1]], level[cof], cof, jb))
+    return out
