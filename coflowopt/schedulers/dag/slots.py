@@ -29,10 +29,12 @@ from coflowopt.validate import Tolerance, ValidSchedule, validate_changes
 
 __all__ = [
     "SlotPlan",
+    "emit_segments",
     "plan_to_schedule",
     "run_plan",
     "slot_demand",
     "slot_length",
+    "timed_segments",
     "uniform_fabric_refusal",
 ]
 
@@ -143,9 +145,12 @@ def uniform_fabric_refusal(instance: Instance) -> str | None:
             f"has capacity {cap[u]:g}, port in 0 has {c0:g}")
 
 
-def _segments(instance: Instance, plan: SlotPlan, quantum: float, origin: float
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
-    """Real-first execution of ``plan``: ``(breakpoints, flow, first, last, rate)``."""
+def timed_segments(instance: Instance, plan: SlotPlan, quantum: float = 1.0,
+                   origin: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Real-first execution of ``plan`` as timed segments ``(flow, t0, t1)``: flow ``flow[i]``
+    runs at the port rate ``c`` during ``[t0[i], t1[i])``.  Pieces of one flow are taken in
+    time order, the last one needed is cut short at the flow's real volume, later ones are
+    dropped; consecutive pieces of one flow form one segment."""
     q = float(quantum)
     c = float(instance.fabric.capacity_in[0])
     dt = q / c
@@ -157,12 +162,15 @@ def _segments(instance: Instance, plan: SlotPlan, quantum: float, origin: float
             i = int(bad[0])
             raise ValueError(f"slot plan piece {i}: flow {plan.flow[i]}, start {plan.start[i]}, "
                              f"length {plan.length[i]} (flow out of range or empty piece)")
+    else:
+        z = np.zeros(0)
+        return np.zeros(0, _I64), z, z
     o = np.lexsort((plan.start, plan.flow))
     f, s, n = plan.flow[o], plan.start[o], plan.length[o]
     # slots of earlier pieces of the same flow
     cum = np.cumsum(n)
-    head = np.r_[True, f[1:] != f[:-1]] if f.size else np.zeros(0, bool)
-    base = np.maximum.accumulate(np.where(head, cum - n, 0)) if f.size else cum
+    head = np.r_[True, f[1:] != f[:-1]]
+    base = np.maximum.accumulate(np.where(head, cum - n, 0))
     before = (cum - n) - base
     need = vol[f] - before * q                      # real volume left when the piece begins
     tiny = 1e-9 * q
@@ -175,17 +183,39 @@ def _segments(instance: Instance, plan: SlotPlan, quantum: float, origin: float
         if join.any():
             headm = np.r_[True, ~join]
             gid = np.cumsum(headm) - 1
-            s_m = s[headm]
             n_m = np.bincount(gid, weights=n).astype(_I64)
             # a merged run's volume left is its first piece's; it is full iff its last is
             last_idx = np.r_[np.flatnonzero(headm)[1:] - 1, f.size - 1]
-            f, s, n, need, full = f[headm], s_m, n_m, need[headm], full[last_idx]
+            f, s, n, need, full = f[headm], s[headm], n_m, need[headm], full[last_idx]
     t0 = origin + s * dt
     t1 = np.where(full, origin + (s + n) * dt, t0 + need / c)
-    times = np.concatenate([t0, t1])
-    bps, inv = np.unique(times, return_inverse=True)
-    first, last = inv[: f.size], inv[f.size:]
-    return bps, f, first.astype(_I64), last.astype(_I64), c
+    return f, t0, t1
+
+
+def emit_segments(instance: Instance, flow: np.ndarray, t0: np.ndarray, t1: np.ndarray, *,
+                  origin: float = 0.0, check: Tolerance | None = None,
+                  meta: dict | None = None) -> Schedule | ValidSchedule:
+    """Timed segments at the port rate (no two of one flow overlapping) as a
+    :class:`~coflowopt.Schedule`, or, with ``check``, streamed into
+    :func:`coflowopt.validate.validate_changes` (the :class:`~coflowopt.ValidSchedule`)."""
+    c = float(instance.fabric.capacity_in[0])
+    flow = np.asarray(flow, dtype=_I64)
+    n = flow.size
+    if n:
+        bps, inv = np.unique(np.concatenate([t0, t1]), return_inverse=True)
+        first, last = inv[:n].astype(_I64), inv[n:].astype(_I64)
+    else:
+        bps, first, last = np.array([float(origin)]), np.zeros(0, _I64), np.zeros(0, _I64)
+    if check is None:
+        return Schedule.from_segments(bps, flow, np.full(n, c), first, last, meta=meta)
+    ff = np.concatenate([flow, flow])
+    k = np.concatenate([last, first])
+    rate = np.concatenate([np.zeros(n), np.full(n, c)])
+    # time order, ends before starts at one breakpoint
+    order = np.lexsort((np.r_[np.zeros(n, _I64), np.ones(n, _I64)], k))
+    out = validate_changes(instance, bps, ff[order], k[order], rate[order], check)
+    out.meta.update(meta or {})
+    return out
 
 
 def plan_to_schedule(instance: Instance, plan: SlotPlan, *, quantum: float = 1.0,
@@ -194,10 +224,10 @@ def plan_to_schedule(instance: Instance, plan: SlotPlan, *, quantum: float = 1.0
     ``[origin + s dt, origin + (s+1) dt)``, ``dt = quantum / c``): every piece at the port
     rate ``c``, each flow's last piece cut short at its real volume; consecutive pieces of one
     flow form one segment, so breakpoints lie only where some rate changes."""
-    bps, f, first, last, c = _segments(instance, plan, quantum, origin)
-    if f.size == 0:
-        return Schedule.from_segments([origin], [], [], [], [], meta=meta)
-    return Schedule.from_segments(bps, f, np.full(f.size, c), first, last, meta=meta)
+    f, t0, t1 = timed_segments(instance, plan, quantum, origin)
+    out = emit_segments(instance, f, t0, t1, origin=origin, meta=meta)
+    assert isinstance(out, Schedule)
+    return out
 
 
 def run_plan(instance: Instance, plan: SlotPlan, *, quantum: float = 1.0, origin: float = 0.0,
@@ -207,17 +237,5 @@ def run_plan(instance: Instance, plan: SlotPlan, *, quantum: float = 1.0, origin
     rate changes into :func:`coflowopt.validate.validate_changes` and return the
     :class:`~coflowopt.ValidSchedule` without storing the schedule; without: the
     :class:`~coflowopt.Schedule`."""
-    if check is None:
-        return plan_to_schedule(instance, plan, quantum=quantum, origin=origin, meta=meta)
-    bps, f, first, last, c = _segments(instance, plan, quantum, origin)
-    if f.size == 0:
-        bps = np.array([float(origin)])
-    n = f.size
-    flow = np.concatenate([f, f])
-    k = np.concatenate([last, first])
-    rate = np.concatenate([np.zeros(n), np.full(n, c)])
-    # time order, ends before starts at one breakpoint
-    order = np.lexsort((np.r_[np.zeros(n, _I64), np.ones(n, _I64)], k))
-    out = validate_changes(instance, bps, flow[order], k[order], rate[order], check)
-    out.meta.update(meta or {})
-    return out
+    f, t0, t1 = timed_segments(instance, plan, quantum, origin)
+    return emit_segments(instance, f, t0, t1, origin=origin, check=check, meta=meta)

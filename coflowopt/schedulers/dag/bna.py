@@ -1,0 +1,422 @@
+"""BNA, the Birkhoff-von Neumann algorithm for one coflow (Shafiee-Ghaderi, Algorithm 1;
+spec dag-coflows section 2).
+
+A coflow ``D = (d_sr)`` (integer ``m x m``, in slots) needs at least ``eff(D) = max(max_s
+load_s, max_r load_r)`` slots (Definition 1, eq. (2)); BNA meets it exactly:
+
+* Step A [R: standard BvN; P: the rule] -- north-west-corner augmentation to ``A >= D`` with
+  every line sum ``E = eff(D)`` (the added amount is dummy traffic, never sent);
+* Step B [R] -- peel perfect matchings ``L(k)`` on the positive entries of ``A``, each held
+  ``dur_k = min_s A[s, perm_k[s]]`` slots; ``sum_k dur_k = eff(D)``, breakpoints
+  ``tau(k+1) = tau(k) + dur_k``; at most ``m^2 - 2m + 2`` matchings (each step zeroes an
+  entry; Marcus-Ree).
+
+Matching rules [P]: ``"maxweight"`` (spec 2.3: ``scipy.optimize.linear_sum_assignment`` on
+``-A`` over the support; fewer matchings, ``O(m^3)`` per matching) and ``"hk"``, our fast rule
+for big matrices: keep the previous perfect matching, drop the edges whose entry reached zero
+and repair it with augmenting paths on the support (a compiled kernel of this module; each
+repair is ``O(m^2)``, usually far less).  ``"auto"``: ``"maxweight"`` up to
+:data:`AUTO_MAXWEIGHT_PORTS` active ports, ``"hk"`` above (the scheduler default).
+
+Real-first execution [P] (spec 2.2, 2.5): each ``(s, r)`` pair's matched time goes to its flows
+one after another in flow index order, and only while real data is left.
+
+Units [P]: slots of ``quantum / c`` time units (:mod:`coflowopt.schedulers.dag.slots`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numba
+import numpy as np
+
+from coflowopt.model import Instance
+from coflowopt.params import Params
+from coflowopt.schedule import Schedule
+from coflowopt.schedulers.dag.slots import (
+    SlotPlan,
+    emit_segments,
+    slot_demand,
+    slot_length,
+    timed_segments,
+    uniform_fabric_refusal,
+)
+from coflowopt.validate import Tolerance, ValidSchedule
+
+__all__ = [
+    "AUTO_MAXWEIGHT_PORTS",
+    "BNAParams",
+    "augment",
+    "birkhoff_von_neumann",
+    "bna_items",
+    "bna_plan",
+    "effective_size",
+    "run_bna",
+]
+
+_I64 = np.int64
+RULES = ("maxweight", "hk", "auto")
+#: ``rule="auto"`` takes ``"maxweight"`` up to this many active rows/columns, ``"hk"`` above.
+AUTO_MAXWEIGHT_PORTS = 24
+
+
+def effective_size(D: np.ndarray) -> int:
+    """``eff(D)``: the largest row or column sum (Definition 1)."""
+    D = np.asarray(D)
+    if D.size == 0:
+        return 0
+    return int(max(D.sum(axis=1).max(), D.sum(axis=0).max()))
+
+
+def _as_matrix(D: Any) -> np.ndarray:
+    A = np.asarray(D)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"BNA: expected a square matrix, got shape {A.shape}")
+    if A.dtype.kind == "f":
+        if not np.all(np.isfinite(A)) or not np.array_equal(A, np.round(A)):
+            raise ValueError("BNA: the matrix must hold integers (demands in slots)")
+    elif A.dtype.kind not in "iub":
+        raise ValueError(f"BNA: the matrix must hold integers, got dtype {A.dtype}")
+    A = A.astype(_I64)
+    if (A < 0).any():
+        s, r = (int(x) for x in np.argwhere(A < 0)[0])
+        raise ValueError(f"BNA: negative entry {A[s, r]} at ({s}, {r})")
+    return A
+
+
+@numba.njit(cache=True)
+def _augment_nw(A: np.ndarray, E: int) -> None:
+    """North-west-corner fill of ``A`` (in place) up to line sums ``E`` (spec 2.2)."""
+    m = A.shape[0]
+    r = np.zeros(m, np.int64)
+    c = np.zeros(m, np.int64)
+    for i in range(m):
+        for j in range(m):
+            r[i] += A[i, j]
+            c[j] += A[i, j]
+    i = 0
+    j = 0
+    while i < m and j < m:
+        x = min(E - r[i], E - c[j])
+        A[i, j] += x
+        r[i] += x
+        c[j] += x
+        if r[i] == E:
+            i += 1
+        if c[j] == E:
+            j += 1
+
+
+def augment(D: np.ndarray) -> np.ndarray:
+    """Step A [R/P]: the north-west-corner augmentation ``A >= D`` of an integer square matrix,
+    every row and column sum equal to ``eff(D)``."""
+    A = _as_matrix(D).copy()
+    if A.size:
+        _augment_nw(A, effective_size(A))
+    return A
+
+
+@numba.njit(cache=True)
+def _try_augment(A, s0, mr, mc, seen, stamp, prow, pcol, pptr):
+    """Augmenting path from the free row ``s0`` on the support of ``A`` (iterative DFS)."""
+    k = A.shape[0]
+    depth = 0
+    prow[0] = s0
+    pptr[0] = 0
+    while depth >= 0:
+        s = prow[depth]
+        r = pptr[depth]
+        found = -1
+        # a free column first: the shortest path
+        if r == 0:
+            for x in range(k):
+                if A[s, x] > 0 and mc[x] < 0 and seen[x] != stamp:
+                    found = x
+                    break
+        if found < 0:
+            while r < k:
+                if A[s, r] > 0 and seen[r] != stamp:
+                    found = r
+                    break
+                r += 1
+        if found < 0:
+            depth -= 1
+            continue
+        pptr[depth] = k if mc[found] < 0 else found + 1
+        seen[found] = stamp
+        pcol[depth] = found
+        if mc[found] < 0:
+            for d in range(depth + 1):
+                mr[prow[d]] = pcol[d]
+                mc[pcol[d]] = prow[d]
+            return True
+        depth += 1
+        prow[depth] = mc[found]
+        pptr[depth] = 0
+    return False
+
+
+@numba.njit(cache=True)
+def _peel_hk(A: np.ndarray):
+    """Step B with the ``"hk"`` rule: keep the perfect matching, drop the edges that reach 0,
+    repair with augmenting paths.  ``A`` (line sums all ``E``) is consumed."""
+    k = A.shape[0]
+    E = 0
+    for r in range(k):
+        E += A[0, r]
+    cap = max(1, k * k - 2 * k + 2)
+    perms = np.empty((cap, k), np.int64)
+    durs = np.empty(cap, np.int64)
+    mr = np.full(k, -1, np.int64)
+    mc = np.full(k, -1, np.int64)
+    seen = np.zeros(k, np.int64)
+    prow = np.empty(k + 1, np.int64)
+    pcol = np.empty(k + 1, np.int64)
+    pptr = np.empty(k + 1, np.int64)
+    stamp = 0
+    n = 0
+    done = 0
+    while done < E:
+        for s in range(k):
+            if mr[s] < 0:
+                stamp += 1
+                if not _try_augment(A, s, mr, mc, seen, stamp, prow, pcol, pptr):
+                    raise ValueError("BNA: no perfect matching on the support (line sums differ)")
+        if n >= cap:
+            raise ValueError("BNA: more than m^2 - 2m + 2 matchings")
+        dur = A[0, mr[0]]
+        for s in range(1, k):
+            if A[s, mr[s]] < dur:
+                dur = A[s, mr[s]]
+        for s in range(k):
+            perms[n, s] = mr[s]
+            A[s, mr[s]] -= dur
+            if A[s, mr[s]] == 0:
+                mc[mr[s]] = -1
+                mr[s] = -1
+        durs[n] = dur
+        n += 1
+        done += dur
+    return perms[:n].copy(), durs[:n].copy()
+
+
+def _peel_maxweight(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Step B with the ``"maxweight"`` rule (spec 2.3)."""
+    from scipy.optimize import linear_sum_assignment
+
+    A = A.copy()
+    k = A.shape[0]
+    rows = np.arange(k)
+    perms, durs = [], []
+    left = int(A[0].sum())
+    while left > 0:
+        big = float(A.sum()) + 1.0
+        cost = np.where(A > 0, -A.astype(np.float64), big)
+        _, perm = linear_sum_assignment(cost)
+        vals = A[rows, perm]
+        if (vals <= 0).any():
+            raise ValueError("BNA: no perfect matching on the support (line sums differ)")
+        dur = int(vals.min())
+        A[rows, perm] -= dur
+        perms.append(perm.astype(_I64))
+        durs.append(dur)
+        left -= dur
+    if not perms:
+        return np.zeros((0, k), _I64), np.zeros(0, _I64)
+    return np.vstack(perms), np.asarray(durs, dtype=_I64)
+
+
+def _pick_rule(rule: str, k: int) -> str:
+    if rule not in RULES:
+        raise ValueError(f"BNA rule: expected one of {RULES}, got {rule!r}")
+    if rule == "auto":
+        return "maxweight" if k <= AUTO_MAXWEIGHT_PORTS else "hk"
+    return rule
+
+
+def birkhoff_von_neumann(D: np.ndarray, rule: str = "maxweight"
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """Algorithm 1 on an integer square matrix ``D``: ``perms`` ``(K, m)`` int64 (row ``s`` ->
+    column ``perms[k, s]``) and ``durations`` ``(K,)`` int64 (each ``>= 1``, summing to
+    ``eff(D)``; ``K <= m^2 - 2m + 2``), from the north-west-corner augmentation (Step A)
+    peeled with ``rule`` (Step B; ``"maxweight"``, ``"hk"`` or ``"auto"``).  An empty or zero
+    matrix gives no matching."""
+    A = augment(D)
+    k = A.shape[0]
+    rule = _pick_rule(rule, k)
+    if k == 0 or not A.any():
+        return np.zeros((0, k), _I64), np.zeros(0, _I64)
+    if rule == "maxweight":
+        return _peel_maxweight(A)
+    return _peel_hk(A)
+
+
+def bna_items(src: np.ndarray, dst: np.ndarray, amount: np.ndarray, *,
+              rule: str = "maxweight") -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """BNA of the matrix of ``items`` (item ``i`` needs ``amount[i]`` slots on pair
+    ``(src[i], dst[i])``), executed real-first: each pair's matched time goes to its items one
+    after another in array order.  Returns pieces ``(item, start, length)`` (slots from 0;
+    consecutive pieces of one item merged) and ``eff`` (the block length).  Only the active
+    rows and columns enter the matrix (padded square with zero lines: same ``eff``)."""
+    src = np.asarray(src, dtype=_I64)
+    dst = np.asarray(dst, dtype=_I64)
+    amount = np.asarray(amount, dtype=_I64)
+    live = np.flatnonzero(amount > 0)
+    z = np.zeros(0, _I64)
+    if live.size == 0:
+        return z, z, z, 0
+    s_, d_, a_ = src[live], dst[live], amount[live]
+    rows, ri = np.unique(s_, return_inverse=True)
+    cols, ci = np.unique(d_, return_inverse=True)
+    k = max(rows.size, cols.size)
+    pair = ri * k + ci
+    D = np.bincount(pair, weights=a_, minlength=k * k).astype(_I64).reshape(k, k)
+    perms, durs = birkhoff_von_neumann(D, rule)
+    eff = int(durs.sum())
+    tau = np.cumsum(durs) - durs
+    # matched real pairs of every matching, in (pair, time) order
+    real = D[np.arange(k)[None, :], perms] > 0
+    kk, ss = np.nonzero(real)
+    ppair = ss * k + perms[kk, ss]
+    o = np.lexsort((kk, ppair))
+    kk, ppair = kk[o], ppair[o]
+    pdur = durs[kk]
+    ptime = tau[kk]
+    # pair-local matched time, clipped at the pair's real demand
+    cum = np.cumsum(pdur)
+    phead = np.r_[True, ppair[1:] != ppair[:-1]]
+    pbase = np.maximum.accumulate(np.where(phead, cum - pdur, 0))
+    ploc = (cum - pdur) - pbase
+    dem = D.reshape(-1)[ppair]
+    keep = ploc < dem
+    ppair, ptime, ploc = ppair[keep], ptime[keep], ploc[keep]
+    # global coordinate: pairs laid end to end by pair index
+    upairs = np.flatnonzero(D.reshape(-1) > 0)
+    gbase = np.zeros(k * k, _I64)
+    gbase[upairs] = np.cumsum(D.reshape(-1)[upairs]) - D.reshape(-1)[upairs]
+    pg = gbase[ppair] + ploc
+    # items of each pair in array order
+    io = np.lexsort((np.arange(live.size), pair))
+    ia = a_[io]
+    icum = np.cumsum(ia)
+    ihead = np.r_[True, pair[io][1:] != pair[io][:-1]]
+    ibase = np.maximum.accumulate(np.where(ihead, icum - ia, 0))
+    ig = gbase[pair[io]] + (icum - ia) - ibase
+    total = int(D.sum())
+    cuts = np.union1d(pg, ig)
+    seg_len = np.diff(np.r_[cuts, total])
+    pi = np.searchsorted(pg, cuts, side="right") - 1
+    ii = np.searchsorted(ig, cuts, side="right") - 1
+    start = ptime[pi] + (cuts - pg[pi])
+    item = live[io[ii]]
+    item, start, length = _merge(item, start, seg_len)
+    return item, start, length, eff
+
+
+def _merge(item: np.ndarray, start: np.ndarray, length: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pieces ordered by (item, start), consecutive pieces of one item joined."""
+    o = np.lexsort((start, item))
+    item, start, length = item[o], start[o], length[o]
+    if item.size > 1:
+        join = (item[1:] == item[:-1]) & (start[1:] == start[:-1] + length[:-1])
+        if join.any():
+            head = np.r_[True, ~join]
+            gid = np.cumsum(head) - 1
+            length = np.bincount(gid, weights=length).astype(_I64)
+            item, start = item[head], start[head]
+    return item, start, length
+
+
+def bna_plan(instance: Instance, coflows: np.ndarray, demand: np.ndarray, *,
+             rule: str = "maxweight") -> SlotPlan:
+    """BNA of one coflow (or of the sum of several coflows' flows treated as one matrix) from
+    slot 0, in ``eff`` slots of the summed integer demand matrix; real-first: each ``(s, r)``
+    pair's matched time goes to its flows one after another in flow index order.
+    ``demand``: integer slots per flow of the instance (:func:`slots.slot_demand`)."""
+    cof = np.atleast_1d(np.asarray(coflows, dtype=_I64))
+    if cof.size == 1:
+        flows = instance.flows_of(int(cof[0]))
+    else:
+        flows = np.flatnonzero(np.isin(instance.flow_coflow, cof))
+    flows = np.sort(flows)
+    item, start, length, _ = bna_items(instance.flow_src[flows], instance.flow_dst[flows],
+                                       np.asarray(demand)[flows], rule=rule)
+    return SlotPlan(flows[item], start, length)
+
+
+# -- the scheduler ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BNAParams(Params):
+    """``rule``: the matching rule of Step B (``"auto"``: ``"maxweight"`` up to
+    :data:`AUTO_MAXWEIGHT_PORTS` active ports, ``"hk"`` above); ``quantum``: volume per slot
+    [P] (a flow needs ``ceil(volume / quantum)`` slots of ``quantum / c`` time units)."""
+
+    rule: Literal["maxweight", "hk", "auto"] = "auto"
+    quantum: float = 1.0
+
+    def check(self) -> None:
+        if not self.quantum > 0 or self.quantum == float("inf"):
+            raise ValueError(f"BNAParams.quantum: must be finite and > 0, got {self.quantum}")
+
+
+def supports_bna(instance: Instance) -> str | None:
+    """Why ``bna`` cannot run ``instance`` (a non-uniform fabric), else ``None``."""
+    return uniform_fabric_refusal(instance)
+
+
+def sequential_order(instance: Instance) -> np.ndarray:
+    """Coflows by earliest possible start (releases and isolation times propagated along the
+    Starts-After edges), then by topological position: every predecessor comes first."""
+    topo_pos = np.empty(instance.n_coflows, dtype=_I64)
+    topo_pos[instance.topological_order] = np.arange(instance.n_coflows)
+    est = instance.earliest_completion - instance.isolation_time
+    return np.lexsort((topo_pos, est))
+
+
+def run_bna(instance: Instance, params: BNAParams, *, seed: Any = None,
+            check: Tolerance | None = None, progress: Any = None) -> Schedule | ValidSchedule:
+    """BNA one coflow at a time: coflows in order of earliest possible start, then topological
+    position (:func:`sequential_order`); each runs alone in its ``eff`` slots (slots of
+    ``quantum / c``), starting when the previous one, its release and its predecessors are
+    done (real completion times).  Optimal for a path job and exact on one coflow (theory
+    units).  Deterministic (``seed`` unused)."""
+    why = uniform_fabric_refusal(instance)
+    if why is not None:
+        raise ValueError(f"bna: {why}")
+    q = params.quantum
+    demand = slot_demand(instance, q)
+    ptr, pred = instance.predecessors_ptr
+    done = np.zeros(instance.n_coflows)
+    rel = instance.release
+    now = 0.0
+    fs, t0s, t1s = [], [], []
+    order = sequential_order(instance)
+    total = len(order)
+    for n_done, c in enumerate(order.tolist()):
+        begin = max(now, float(rel[c]))
+        a, b = ptr[c], ptr[c + 1]
+        if b > a:
+            begin = max(begin, float(done[pred[a:b]].max()))
+        plan = bna_plan(instance, np.array([c]), demand, rule=params.rule)
+        f, t0, t1 = timed_segments(instance, plan, q, begin)
+        end = float(t1.max()) if f.size else begin
+        done[c] = end
+        now = end
+        fs.append(f)
+        t0s.append(t0)
+        t1s.append(t1)
+        if progress is not None:
+            progress(n_done + 1, total)
+    meta = {"scheduler": "bna", "params": {"rule": params.rule, "quantum": q},
+            "slot_length": slot_length(instance, q)}
+    return emit_segments(instance, _cat(fs, _I64), _cat(t0s, float), _cat(t1s, float),
+                         check=check, meta=meta)
+
+
+def _cat(xs: list[np.ndarray], dtype: Any) -> np.ndarray:
+    return np.concatenate(xs) if xs else np.zeros(0, dtype)
