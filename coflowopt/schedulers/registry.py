@@ -257,6 +257,13 @@ _TABLE: list[SchedulerInfo] = [
                   objective="average CCT (baseline)", multistage=True, streams=True),
     # -- multi-stage jobs (coflowopt.schedulers.dag) --
     # -- fair scheduling (coflowopt.schedulers.fair) --
+    SchedulerInfo("cofair", "coflowopt.schedulers.fair.cofair:run_cofair",
+                  "coflowopt.schedulers.fair.cofair:CoFairParams", "offline", True, "fair",
+                  "primal-dual sigma-order under slowdown deadlines r_j + E C_j^0 / phi_j "
+                  "(E = E_MPS by default) + greedy allocation (CoFair, reconstructed)",
+                  factor="4", objective="sum of weighted CCT (release 0)",
+                  factor_metric="weighted_completion",
+                  factor_assumes=("release 0", "single-stage"), streams=True),
     # -- learned (coflowopt.schedulers.learned) --
 ]
 for _name, _clair, _summary, _aliases in (
