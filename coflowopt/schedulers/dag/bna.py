@@ -53,6 +53,7 @@ __all__ = [
     "bna_items",
     "bna_plan",
     "effective_size",
+    "merge_pieces",
     "run_bna",
 ]
 
@@ -311,11 +312,11 @@ def bna_items(src: np.ndarray, dst: np.ndarray, amount: np.ndarray, *,
     ii = np.searchsorted(ig, cuts, side="right") - 1
     start = ptime[pi] + (cuts - pg[pi])
     item = live[io[ii]]
-    item, start, length = _merge(item, start, seg_len)
+    item, start, length = merge_pieces(item, start, seg_len)
     return item, start, length, eff
 
 
-def _merge(item: np.ndarray, start: np.ndarray, length: np.ndarray
+def merge_pieces(item: np.ndarray, start: np.ndarray, length: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pieces ordered by (item, start), consecutive pieces of one item joined."""
     o = np.lexsort((start, item))
