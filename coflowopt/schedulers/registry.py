@@ -264,6 +264,12 @@ _TABLE: list[SchedulerInfo] = [
                   factor="4", objective="sum of weighted CCT (release 0)",
                   factor_metric="weighted_completion",
                   factor_assumes=("release 0", "single-stage"), streams=True),
+    SchedulerInfo("utopia", "coflowopt.schedulers.fair.utopia:run_utopia",
+                  "coflowopt.schedulers.fair.utopia:UtopiaParams", "online", True, "fair",
+                  "Utopia-like (reconstructed): ascending fair completion C_j^fair of the "
+                  "HUG/DRF equal-progress emulation + greedy allocation",
+                  objective="average CCT with isolation against fair sharing (heuristic)",
+                  multistage=True, streams=True),
     # -- learned (coflowopt.schedulers.learned) --
 ]
 for _name, _clair, _summary, _aliases in (
