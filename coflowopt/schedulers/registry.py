@@ -271,6 +271,14 @@ _TABLE: list[SchedulerInfo] = [
                   objective="average CCT with isolation against fair sharing (heuristic)",
                   multistage=True, streams=True),
     # -- learned (coflowopt.schedulers.learned) --
+    SchedulerInfo("deepweave", "coflowopt.schedulers.learned.deepweave:run_deepweave",
+                  "coflowopt.schedulers.learned.deepweave:DeepWeaveParams", "online", True,
+                  "learned", "DeepWeave: GNN + policy-network priorities per job DAG, greedy "
+                  "order or Policy Converter; learned (see checkpoint meta: "
+                  "deepweave_checkpoint_info(), trained=False = untrained placeholder)",
+                  objective="average JCT (learned)", multistage=True, job_objective=True,
+                  streams=True,
+                  supports="coflowopt.schedulers.learned.deepweave:deepweave_supports"),
 ]
 for _name, _clair, _summary, _aliases in (
         ("sebf", True, "CoflowSim's Varys: static effective bottleneck, MADD, backfill",

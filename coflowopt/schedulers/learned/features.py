@@ -64,13 +64,18 @@ class DagState:
     ready: np.ndarray
 
     @classmethod
-    def initial(cls, instance: Instance, time: float = 0.0) -> DagState:
-        """Nothing sent, nothing done; ready = released by ``time`` with no predecessor."""
-        has_pred = np.zeros(instance.n_coflows, dtype=bool)
-        has_pred[instance.starts_after[:, 1]] = True
-        ready = (instance.release <= time) & ~has_pred
-        return cls(float(time), np.asarray(instance.flow_volume, dtype=np.float64).copy(),
-                   np.zeros(instance.n_coflows, dtype=bool), ready)
+    def initial(cls, instance: Instance, time: float | None = None) -> DagState:
+        """Nothing sent, nothing done; ready = no Starts-After predecessor and released by
+        ``time``, or with ``time=None`` [PROP] each job as at its own arrival (released by its
+        job's release), so a job's initial features do not depend on when it arrives."""
+        inst = instance
+        has_pred = np.zeros(inst.n_coflows, dtype=bool)
+        has_pred[inst.starts_after[:, 1]] = True
+        at = inst.job_release[inst.coflow_job] if time is None else time
+        ready = (inst.release <= at) & ~has_pred
+        t = float(inst.job_release.min()) if time is None and inst.n_jobs else float(time or 0)
+        return cls(t, np.asarray(inst.flow_volume, dtype=np.float64).copy(),
+                   np.zeros(inst.n_coflows, dtype=bool), ready)
 
     @classmethod
     def from_view(cls, view: Any) -> DagState:
@@ -233,8 +238,8 @@ def job_batches(instance: Instance, *, state: DagState | None = None) -> list[Da
     """One :class:`DagBatch` per job of ``instance``, in job order.
 
     ``state`` gives the dynamic features (remaining volume, status flags, unfinished
-    children); ``None`` is the initial state (nothing sent; ready = released at time 0 with no
-    predecessor).
+    children); ``None`` is :meth:`DagState.initial` (nothing sent; each job as at its
+    arrival).
     """
     inst = instance
     x_all = coflow_features(inst, state)

@@ -1,0 +1,188 @@
+"""DeepWeave (Sun, Guo, Wang, Li, Lan, Hu, IJCAI 2020): a GNN and a policy network give every
+coflow of a job DAG a priority; the priorities become a schedule (spec
+single-stage-and-learning.md section 9).
+
+Inference is numpy only (:mod:`.network`) from a small checkpoint (:mod:`.checkpoint`; the
+shipped one by default), so the base install schedules with it; torch is needed only to train.
+
+Steps of :func:`run_deepweave`:
+
+1. per job DAG, the node features (:func:`.features.job_batches`) and the priorities
+   (:func:`.network.forward`, higher = served first; greedy evaluation, no sampling, so the
+   run is deterministic and ``seed`` is unused);
+2. one order over all coflows [PROP], ``across``:
+
+   * ``"arrival"`` (default): jobs by arrival (job release, then position), inside a job by
+     priority.  Why: a priority is the policy's output for one job DAG (training episodes
+     score one job's completion, spec 9.2), so the values of two jobs are not on one scale;
+     arrival order across jobs is the FIFO the spec proposes, and the greedy allocator is
+     work-conserving, so a later job still uses whatever the earlier ones leave free;
+   * ``"global"``: one sort of all priorities (ties: position);
+
+3. the schedule, ``converter``:
+
+   * ``"greedy"`` (default): the order through the shared
+     :func:`coflowopt.sim.drive.order_schedule` (order-preserving greedy allocation, the
+     compiled engine, streams into the validator with ``check``);
+   * ``"aligned"``: DeepWeave's Policy Converter (Algorithm 2, :mod:`.converter`; its
+     semantics are our [PROP] reconstruction): non-preemptive per-port timelines with each
+     coflow's flows aligned to end with its largest one.
+
+``rerank="events"``: the priorities are recomputed at every decision epoch (a coflow becomes
+ready or completes) on the current state (remaining volumes, status flags) and the active
+coflows re-ordered by them; this runs on the reference engine (``order_schedule(rerank=...)``;
+the compiled engine cannot call back into Python) and only with ``converter="greedy"``.
+
+Online: a job's static priorities depend on its own DAG only (features as at its arrival), so
+they can be computed when the job arrives; ``clairvoyant``: it reads flow volumes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from coflowopt.model import Instance
+from coflowopt.params import Params
+from coflowopt.schedule import Schedule
+from coflowopt.schedulers.learned.checkpoint import default_checkpoint_path, load_checkpoint
+from coflowopt.schedulers.learned.converter import policy_converter
+from coflowopt.schedulers.learned.features import DagState, job_batches
+from coflowopt.schedulers.learned.network import DeepWeaveConfig, forward
+from coflowopt.sim.drive import order_schedule
+from coflowopt.validate import Tolerance, ValidSchedule
+
+__all__ = ["DeepWeaveParams", "deepweave_checkpoint_info", "deepweave_priorities",
+           "deepweave_supports", "run_deepweave"]
+
+
+@dataclass(frozen=True)
+class DeepWeaveParams(Params):
+    """``checkpoint``: path of a ``.npz`` checkpoint (``None``: the shipped one);
+    ``converter``: ``"greedy"`` (shared order-preserving allocation) or ``"aligned"`` (the
+    Policy Converter, Algorithm 2); ``rerank``: ``"static"`` (priorities once per job) or
+    ``"events"`` (recomputed at every decision epoch; reference engine, greedy only);
+    ``across``: ``"arrival"`` (jobs by arrival, inside a job by priority) or ``"global"`` (one
+    sort of all priorities)."""
+
+    checkpoint: str | None = None
+    converter: Literal["greedy", "aligned"] = "greedy"
+    rerank: Literal["static", "events"] = "static"
+    across: Literal["arrival", "global"] = "arrival"
+
+    def check(self) -> None:
+        if self.rerank == "events" and self.converter != "greedy":
+            raise ValueError("DeepWeaveParams.rerank: 'events' re-ranks in the simulator and "
+                             "needs converter='greedy' (the aligned converter is one plan)")
+
+
+_CACHE: dict[tuple[str, int, int], tuple[dict[str, np.ndarray], DeepWeaveConfig,
+                                         dict[str, Any]]] = {}
+
+
+def _load(path: str | os.PathLike[str] | None
+          ) -> tuple[dict[str, np.ndarray], DeepWeaveConfig, dict[str, Any], Path]:
+    p = default_checkpoint_path() if path is None else Path(path)
+    try:
+        st = p.stat()
+    except OSError:
+        raise FileNotFoundError(f"DeepWeave checkpoint {p}: file not found") from None
+    key = (str(p.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _CACHE:
+        params, cfg, meta = load_checkpoint(p)
+        for a in params.values():
+            a.setflags(write=False)
+        _CACHE.clear()  # one checkpoint at a time is what a run uses
+        _CACHE[key] = (params, cfg, meta)
+    params, cfg, meta = _CACHE[key]
+    return params, cfg, meta, p
+
+
+def deepweave_checkpoint_info(checkpoint: str | os.PathLike[str] | None = None
+                              ) -> dict[str, Any]:
+    """The checkpoint's metadata (``trained``: ``False`` for the untrained placeholder;
+    ``seed``, ``workload``, ``iterations``, ``date``, ``format``, ...) with ``path`` and
+    ``config``; loaded when asked, never at import."""
+    _, cfg, meta, p = _load(checkpoint)
+    return {**meta, "path": str(p), "config": cfg.to_dict()}
+
+
+def deepweave_supports(instance: Instance) -> str | None:
+    """Why DeepWeave cannot run ``instance`` (one line), or ``None``: it handles Starts-After
+    edges only."""
+    fb = instance.finishes_before
+    if fb.shape[0]:
+        c = int(fb[0, 1])
+        return (f"it handles Starts-After edges only; job "
+                f"{instance.job_id[int(instance.coflow_job[c])]} has Finishes-Before edges "
+                f"(into coflow {instance.coflow_id[c]})")
+    return None
+
+
+def _check_sizes(instance: Instance, config: DeepWeaveConfig, path: Path) -> None:
+    sizes = np.bincount(instance.coflow_job, minlength=instance.n_jobs)
+    big = np.flatnonzero(sizes > config.v_max)
+    if big.size:
+        j = int(big[0])
+        raise ValueError(f"deepweave: job {instance.job_id[j]} has {sizes[j]} coflows, more "
+                         f"than the checkpoint's v_max = {config.v_max} ({path})")
+
+
+def deepweave_priorities(instance: Instance, params: dict[str, np.ndarray],
+                         config: DeepWeaveConfig, state: DagState | None = None
+                         ) -> np.ndarray:
+    """``(C,)`` priority of every coflow (higher = served first), each job's from its own DAG
+    at ``state`` (``None``: each job as at its arrival)."""
+    out = np.zeros(instance.n_coflows)
+    for b in job_batches(instance, state=state):
+        if b.n_nodes:
+            out[b.coflows] = forward(params, config, b)
+    return out
+
+
+def _order(instance: Instance, priority: np.ndarray, coflows: np.ndarray, across: str
+           ) -> np.ndarray:
+    """``coflows`` sorted by the cross-job rule (first served first)."""
+    if across == "global":
+        keys: tuple[np.ndarray, ...] = (coflows, -priority[coflows])
+    else:
+        job = instance.coflow_job[coflows]
+        keys = (coflows, -priority[coflows], job, instance.job_release[job])
+    return coflows[np.lexsort(keys)]
+
+
+def run_deepweave(instance: Instance, params: DeepWeaveParams, *, seed: Any = None,
+                  check: Tolerance | None = None, progress: Any = None
+                  ) -> Schedule | ValidSchedule:
+    """DeepWeave: priorities per job DAG from the checkpoint's networks, then the greedy
+    order-to-schedule path or the Policy Converter (module docstring).  Deterministic
+    (``seed`` unused: evaluation is greedy)."""
+    p = params
+    why = deepweave_supports(instance)
+    if why is not None:
+        raise ValueError(f"deepweave: {why}")
+    weights, cfg, meta, path = _load(p.checkpoint)
+    _check_sizes(instance, cfg, path)
+    info = {"scheduler": "deepweave",
+            "params": {"checkpoint": p.checkpoint, "converter": p.converter,
+                       "rerank": p.rerank, "across": p.across},
+            "checkpoint": str(path), "trained": bool(meta["trained"])}
+    if p.rerank == "events":
+        def rerank(view: Any) -> np.ndarray:
+            pri = deepweave_priorities(instance, weights, cfg, DagState.from_view(view))
+            return _order(instance, pri, np.asarray(view.coflows, dtype=np.int64), p.across)
+
+        out = order_schedule(instance, rerank=rerank, check=check, progress=progress)
+    else:
+        pri = deepweave_priorities(instance, weights, cfg)
+        order = _order(instance, pri, np.arange(instance.n_coflows), p.across)
+        if p.converter == "aligned":
+            out = policy_converter(instance, order=order, progress=progress)
+        else:
+            out = order_schedule(instance, order=order, check=check, progress=progress)
+    out.meta.update(info)
+    return out
