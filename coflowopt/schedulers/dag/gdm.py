@@ -1,0 +1,380 @@
+"""G-DM and G-DM-RT (Shafiee and Ghaderi, *Scheduling Coflows with Dependency Graph*, the
+paper's Algorithm 4; spec dag-coflows section 6.3, 6.4), with their backfilling variants G-DM-BF
+and G-DM-RT-BF (spec 6.5, :mod:`coflowopt.schedulers.dag.backfill`).
+
+Total weighted job completion time ``sum_j w_j C_j`` of multi-stage jobs, in unit slots
+(:mod:`coflowopt.schedulers.dag.slots`).  The steps (symbols of the spec):
+
+1. ``sigma``: the combinatorial primal-dual job order of spec 6.2
+   (:func:`coflowopt.lp.primal_dual_job_order`, [R]).
+2. ``D_j``: effective size of the sum of the aggregate coflows ``A^{sigma(1)} + .. + A^j`` of
+   ``j`` and every job before it in ``sigma``; ``T_j``: critical path (Definition 3);
+   ``rho_j``: release.  All three in slot units, from the flows' slot demands.
+3. ``gamma`` = smallest **positive** entry ``d_sr^{cj}`` of any coflow matrix [P: a literal
+   minimum would be 0]; ``T = max_j rho_j + sum of all entries`` (the paper's horizon).
+4. ``B``: smallest integer with ``gamma 2^B >= T``, raised until ``gamma 2^B >= max_j (T_j +
+   rho_j + D_j)`` so that every job is covered [P]; end points ``a_b = gamma 2^b``, ``b = 0..B``
+   (the paper's eq. (4) was not recovered, [R]).
+5. Groups (eq. (5)): ``J_b = {j : a_{b-1} < T_j + rho_j + D_j <= a_b}``; a job of key
+   ``<= a_0`` (a job without data) joins ``J_0`` [P].  Empty groups are skipped.
+6. Groups one after another: group ``b`` is scheduled by DMA (G-DM,
+   :func:`~coflowopt.schedulers.dag.dma.dma_plan`) or DMA-RT (G-DM-RT,
+   :func:`~coflowopt.schedulers.dag.rooted.dma_rt_plan`) on its own jobs (its own ``Delta``),
+   with ``sigma`` as the priority on shared pairs, from slot ``S_b = max(F_{b-1}, max_{j in
+   J_b} rho_j)`` (``F_0 = 0``, ``F_b = S_b +`` the group's length) [P].
+
+Guarantees [S]: G-DM is an ``O(mu g(m))``-approximation of the total weighted completion time
+(in expectation, [R]); G-DM-RT an ``O(sqrt(mu) g(m) h(m, mu))``-approximation for rooted trees.
+The random delays of DMA come from ``numpy.random.default_rng(seed)``, drawn group by group in
+order: the same seed gives the same schedule.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from coflowopt.lp import JobOrderResult, primal_dual_job_order
+from coflowopt.model import Instance
+from coflowopt.params import Params
+from coflowopt.schedule import Schedule
+from coflowopt.schedulers.dag.slots import (
+    SlotPlan,
+    run_plan,
+    slot_demand,
+    slot_length,
+    uniform_fabric_refusal,
+)
+from coflowopt.validate import Tolerance, ValidSchedule
+
+__all__ = [
+    "GDMGroups",
+    "GDMParams",
+    "GDMRTParams",
+    "coflow_priority",
+    "gdm_groups",
+    "gdm_plan",
+    "gdm_rt_supports",
+    "gdm_supports",
+    "release_slots",
+    "run_gdm",
+    "run_gdm_bf",
+    "run_gdm_rt",
+    "run_gdm_rt_bf",
+]
+
+_I64 = np.int64
+_E_INV = 1.0 / math.e
+
+
+# -- parameters ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GDMParams(Params):
+    """``beta``: DMA's delay constant (delays uniform on ``{0..floor(Delta/beta)}``; any
+    ``beta > 1/e`` keeps the bound); ``kappa``: the release-step threshold of the primal-dual
+    order (``> 0``; 1/2 gives the factor 3); ``rule``: BNA's matching rule (``maxweight`` or
+    ``hk``); ``quantum``: volume per slot (a flow of volume ``v`` needs ``ceil(v/quantum)``
+    slots)."""
+
+    beta: float = 1.0
+    kappa: float = 0.5
+    rule: Literal["maxweight", "hk", "auto"] = "maxweight"
+    quantum: float = 1.0
+
+    def check(self) -> None:
+        if not self.beta > _E_INV:
+            raise ValueError(f"beta: must be > 1/e (about 0.3679), got {self.beta}")
+        if not (self.kappa > 0 and math.isfinite(self.kappa)):
+            raise ValueError(f"kappa: must be finite and > 0, got {self.kappa}")
+        if not (self.quantum > 0 and math.isfinite(self.quantum)):
+            raise ValueError(f"quantum: must be finite and > 0, got {self.quantum}")
+
+
+@dataclass(frozen=True)
+class GDMRTParams(GDMParams):
+    """:class:`GDMParams` plus ``l_I``: DMA-SRT's interval length in slots (``>= 1``)."""
+
+    l_I: int = 1
+
+    def check(self) -> None:
+        super().check()
+        if self.l_I < 1:
+            raise ValueError(f"l_I: must be an integer >= 1, got {self.l_I}")
+
+
+# -- slot-unit quantities --------------------------------------------------------------------
+
+
+def release_slots(instance: Instance, quantum: float = 1.0) -> np.ndarray:
+    """First slot each coflow may use: ``ceil(r / L - 1e-9)`` of its effective release
+    ``r = max(r_c, rho_j)``, ``L`` the slot length."""
+    L = slot_length(instance, quantum)
+    return np.maximum(np.ceil(instance.release / L - 1e-9), 0).astype(_I64)
+
+
+def _job_release_slots(instance: Instance, quantum: float) -> np.ndarray:
+    """``rho_j`` in slots: the job's own release, raised to its coflows' effective releases."""
+    L = slot_length(instance, quantum)
+    out = np.maximum(np.ceil(instance.job_release / L - 1e-9), 0).astype(_I64)
+    np.maximum.at(out, instance.coflow_job.astype(_I64), release_slots(instance, quantum))
+    return out
+
+
+def _coflow_eff(instance: Instance, demand: np.ndarray) -> np.ndarray:
+    """Effective size of every coflow in slots (largest port load of its slot demands)."""
+    C, m = instance.n_coflows, instance.ports
+    fc = instance.flow_coflow.astype(_I64)
+    w = demand.astype(np.float64)
+    li = np.bincount(fc * m + instance.flow_src, weights=w, minlength=C * m).reshape(C, m)
+    lo = np.bincount(fc * m + instance.flow_dst, weights=w, minlength=C * m).reshape(C, m)
+    if C == 0:
+        return np.zeros(0, dtype=_I64)
+    return np.maximum(li.max(axis=1), lo.max(axis=1)).astype(_I64)
+
+
+def _critical_paths(instance: Instance, eff: np.ndarray) -> np.ndarray:
+    """``T_j`` in slots: the longest Starts-After path with node weights ``eff`` (slots)."""
+    finish = eff.astype(_I64).copy()
+    if instance.starts_after.size:
+        ptr, pred = instance.predecessors_ptr
+        for c in instance.topological_order.tolist():
+            a, b = ptr[c], ptr[c + 1]
+            if b > a:
+                finish[c] = eff[c] + finish[pred[a:b]].max()
+    out = np.zeros(instance.n_jobs, dtype=_I64)
+    np.maximum.at(out, instance.coflow_job.astype(_I64), finish)
+    return out
+
+
+def _job_loads(instance: Instance, demand: np.ndarray) -> np.ndarray:
+    """``d_i^j`` in slots: ``(n_jobs, 2m)`` port loads of each job's aggregate coflow."""
+    n, m = instance.n_jobs, instance.ports
+    fj = instance.coflow_job[instance.flow_coflow].astype(_I64)
+    w = demand.astype(np.float64)
+    li = np.bincount(fj * m + instance.flow_src, weights=w, minlength=n * m).reshape(n, m)
+    lo = np.bincount(fj * m + instance.flow_dst, weights=w, minlength=n * m).reshape(n, m)
+    return np.concatenate([li, lo], axis=1)
+
+
+def _gamma(instance: Instance, demand: np.ndarray) -> int:
+    """Smallest positive entry ``d_sr^{cj}`` of the coflows' slot-demand matrices (flows of one
+    coflow on one pair summed); 1 when there is none [P]."""
+    pos = demand > 0
+    if not pos.any():
+        return 1
+    m = instance.ports
+    key = (instance.flow_coflow[pos].astype(_I64) * m + instance.flow_src[pos]) * m \
+        + instance.flow_dst[pos]
+    _, inv = np.unique(key, return_inverse=True)
+    return int(np.bincount(inv, weights=demand[pos].astype(np.float64)).min())
+
+
+@dataclass(frozen=True)
+class GDMGroups:
+    """The grouping of G-DM (spec 6.3, Algorithm 4), all in slot units.
+
+    ``order``: ``sigma`` (job positions, first first); per job: ``critical`` (``T_j``),
+    ``release`` (``rho_j``), ``D`` (``D_j``), ``key`` (``T_j + rho_j + D_j``) and ``group``
+    (its ``b``); ``gamma``, ``horizon`` (the paper's ``T``), ``B`` and the end points ``a``
+    (``a_b = gamma 2^b``, ``b = 0..B``); ``groups``: ``(b, jobs of J_b in sigma order)`` for the
+    non-empty groups in increasing ``b``; ``order_result``: the primal-dual run."""
+
+    order: np.ndarray
+    critical: np.ndarray
+    release: np.ndarray
+    D: np.ndarray
+    key: np.ndarray
+    group: np.ndarray
+    gamma: int
+    horizon: int
+    B: int
+    a: np.ndarray
+    groups: tuple[tuple[int, np.ndarray], ...]
+    order_result: JobOrderResult
+
+    def members(self, b: int) -> np.ndarray:
+        """Jobs of ``J_b`` in sigma order (empty when the group is)."""
+        for bb, jobs in self.groups:
+            if bb == b:
+                return jobs
+        return np.zeros(0, dtype=_I64)
+
+
+def gdm_groups(instance: Instance, order_result: JobOrderResult, demand: np.ndarray, *,
+               B: int | None = None, quantum: float = 1.0) -> GDMGroups:
+    """G-DM's groups ``J_b`` (spec 6.3 steps 2-5) from the job order ``order_result`` and the
+    flows' slot demands ``demand``.
+
+    ``B``: the number of doublings to use; ``None`` (default) takes the smallest ``B`` with
+    ``gamma 2^B >= T``.  Either way ``B`` is raised until ``gamma 2^B`` covers every key [P].
+    ``quantum``: the slot quantum ``demand`` was made with (converts releases to slots).
+    """
+    inst = instance
+    demand = np.asarray(demand, dtype=_I64)
+    if demand.shape != (inst.n_flows,):
+        raise ValueError(f"gdm_groups: demand needs one entry per flow ({inst.n_flows}), got "
+                         f"shape {demand.shape}")
+    sigma = np.asarray(order_result.order, dtype=_I64)
+    n = inst.n_jobs
+    if sigma.size != n or not np.array_equal(np.sort(sigma), np.arange(n)):
+        raise ValueError(f"gdm_groups: the order must be a permutation of the {n} jobs, got "
+                         f"{sigma.size} entries")
+    rho = _job_release_slots(inst, quantum)
+    T = _critical_paths(inst, _coflow_eff(inst, demand))
+    d = _job_loads(inst, demand)
+    D = np.zeros(n, dtype=_I64)
+    if n:
+        D[sigma] = np.cumsum(d[sigma], axis=0).max(axis=1).astype(_I64)
+    key = T + rho + D
+    gamma = _gamma(inst, demand)
+    horizon = int(rho.max(initial=0) + demand.sum())
+    need = max(horizon, int(key.max(initial=0)))
+    b_min = 0
+    while gamma * 2 ** b_min < horizon:
+        b_min += 1
+    if B is not None:
+        if B < 0:
+            raise ValueError(f"gdm_groups: B must be >= 0, got {B}")
+        b_min = int(B)
+    while gamma * 2 ** b_min < need:
+        b_min += 1
+    a = gamma * 2 ** np.arange(b_min + 1, dtype=_I64)
+    # group b: smallest b with key <= a_b (keys are integers, so this is exact)
+    group = np.searchsorted(a, key, side="left").astype(_I64)
+    groups = []
+    pos = np.empty(n, dtype=_I64)
+    pos[sigma] = np.arange(n)
+    for b in np.unique(group).tolist():
+        jobs = np.flatnonzero(group == b)
+        groups.append((int(b), jobs[np.argsort(pos[jobs], kind="stable")]))
+    return GDMGroups(sigma, T, rho, D, key, group, gamma, horizon, b_min, a, tuple(groups),
+                     order_result)
+
+
+def coflow_priority(instance: Instance, job_order: np.ndarray) -> np.ndarray:
+    """Backfilling rank of every coflow (spec 6.5): job position in ``job_order``, then the
+    coflow's place in the topological order (0 = served first)."""
+    inst = instance
+    pos = np.empty(inst.n_jobs, dtype=_I64)
+    pos[np.asarray(job_order, dtype=_I64)] = np.arange(inst.n_jobs)
+    topo = np.empty(inst.n_coflows, dtype=_I64)
+    topo[inst.topological_order] = np.arange(inst.n_coflows)
+    o = np.lexsort((topo, pos[inst.coflow_job]))
+    rank = np.empty(inst.n_coflows, dtype=_I64)
+    rank[o] = np.arange(inst.n_coflows)
+    return rank
+
+
+# -- support tests ---------------------------------------------------------------------------
+
+
+def gdm_supports(instance: Instance) -> str | None:
+    """Why G-DM cannot run ``instance`` (a fabric of unequal port capacities), else ``None``."""
+    return uniform_fabric_refusal(instance)
+
+
+def gdm_rt_supports(instance: Instance) -> str | None:
+    """Why G-DM-RT cannot run ``instance``: unequal port capacities, or a job whose DAG is not
+    a rooted tree (named); else ``None``."""
+    why = uniform_fabric_refusal(instance)
+    if why is not None:
+        return why
+    from coflowopt.schedulers.dag.rooted import rooted_tree_kind
+
+    for j in range(instance.n_jobs):
+        if not (instance.coflow_job == j).any():
+            continue
+        if rooted_tree_kind(instance, j) is None:
+            return (f"job {instance.job_id[j]!s} is not a rooted tree (G-DM-RT needs every "
+                    f"job's DAG to be a fan-in or fan-out tree)")
+    return None
+
+
+# -- the algorithm ---------------------------------------------------------------------------
+
+
+def gdm_plan(instance: Instance, params: GDMParams, rng: np.random.Generator, *,
+             rooted: bool = False, B: int | None = None
+             ) -> tuple[SlotPlan, GDMGroups, np.ndarray]:
+    """G-DM's slot plan (G-DM-RT's with ``rooted``), its grouping, and the start slot ``S_b``
+    of each non-empty group (in the order of ``groups``)."""
+    inst = instance
+    demand = slot_demand(inst, params.quantum)
+    res = primal_dual_job_order(inst, params.kappa)
+    g = gdm_groups(inst, res, demand, B=B, quantum=params.quantum)
+    if rooted:
+        from coflowopt.schedulers.dag.rooted import dma_rt_plan
+    else:
+        from coflowopt.schedulers.dag.dma import dma_plan
+    plans = []
+    starts = np.zeros(len(g.groups), dtype=_I64)
+    F = 0
+    for k, (_, jobs) in enumerate(g.groups):
+        S = max(F, int(g.release[jobs].max()))
+        if rooted:
+            p = dma_rt_plan(inst, jobs, demand, rng=rng, beta=params.beta,
+                            l_I=params.l_I, rule=params.rule, order=jobs)  # type: ignore[attr-defined]
+        else:
+            p = dma_plan(inst, jobs, demand, rng=rng, beta=params.beta, rule=params.rule,
+                         order=jobs)
+        starts[k] = S
+        plans.append(p.shifted(S))
+        F = S + p.makespan
+    return SlotPlan.concat(plans), g, starts
+
+
+def _meta(name: str, params: GDMParams, g: GDMGroups, starts: np.ndarray) -> dict[str, Any]:
+    return {"scheduler": name, "params": params.to_dict(), "groups": len(g.groups),
+            "B": g.B, "gamma": g.gamma, "dual": float(g.order_result.dual),
+            "group_starts": starts.tolist()}
+
+
+def _run(name: str, instance: Instance, params: GDMParams, seed: Any, check: Tolerance | None,
+         rooted: bool, bf: bool) -> Schedule | ValidSchedule:
+    why = gdm_rt_supports(instance) if rooted else gdm_supports(instance)
+    if why is not None:
+        raise ValueError(f"{name} cannot run this instance: {why}")
+    rng = np.random.default_rng(seed)
+    plan, g, starts = gdm_plan(instance, params, rng, rooted=rooted)
+    meta = _meta(name, params, g, starts)
+    meta["base_makespan_slots"] = plan.makespan
+    if bf:
+        from coflowopt.schedulers.dag.backfill import backfill
+
+        plan = backfill(instance, plan, coflow_priority(instance, g.order),
+                        slot_demand(instance, params.quantum),
+                        release_slots(instance, params.quantum))
+    meta["makespan_slots"] = plan.makespan
+    return run_plan(instance, plan, quantum=params.quantum, check=check, meta=meta)
+
+
+def run_gdm(instance: Instance, params: GDMParams, *, seed: Any = None,
+            check: Tolerance | None = None, progress: Any = None) -> Schedule | ValidSchedule:
+    """G-DM (Algorithm 4): primal-dual job order, geometric grouping, DMA per group."""
+    return _run("gdm", instance, params, seed, check, rooted=False, bf=False)
+
+
+def run_gdm_rt(instance: Instance, params: GDMRTParams, *, seed: Any = None,
+               check: Tolerance | None = None, progress: Any = None
+               ) -> Schedule | ValidSchedule:
+    """G-DM-RT (spec 6.4): G-DM with DMA-RT per group; rooted-tree jobs only."""
+    return _run("gdm-rt", instance, params, seed, check, rooted=True, bf=False)
+
+
+def run_gdm_bf(instance: Instance, params: GDMParams, *, seed: Any = None,
+               check: Tolerance | None = None, progress: Any = None
+               ) -> Schedule | ValidSchedule:
+    """G-DM-BF: G-DM's plan with the backfilling rule of spec 6.5 ([R]/[P])."""
+    return _run("gdm-bf", instance, params, seed, check, rooted=False, bf=True)
+
+
+def run_gdm_rt_bf(instance: Instance, params: GDMRTParams, *, seed: Any = None,
+                  check: Tolerance | None = None, progress: Any = None
+                  ) -> Schedule | ValidSchedule:
+    """G-DM-RT-BF: G-DM-RT's plan with the backfilling rule of spec 6.5 ([R]/[P])."""
+    return _run("gdm-rt-bf", instance, params, seed, check, rooted=True, bf=True)

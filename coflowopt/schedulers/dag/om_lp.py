@@ -1,0 +1,151 @@
+"""The LP-based ``O(m)``-approximation of Tian, Tian, Dai and Wang for the total weighted job
+completion time of multi-stage jobs (INFOCOM 2018; Computer Networks 2019), the baseline of the
+paper's simulations (spec dag-coflows section 7).
+
+[S] LP on ordering variables, coflows scheduled one at a time, ratio ``2M + 1`` (``M`` servers).
+Our reconstruction [R] (spec 7.2, 7.3):
+
+1. Solve the LP of 7.2 (:func:`coflowopt.lp.tian_lp`): ``min sum_j w_j C_j`` subject to (T1)
+   ``C_c >= rho_{j(c)} + eff_c``, (T2) ``C_c >= C_u + eff_c`` per Starts-After edge ``u -> c``,
+   (T3) ``C_c >= L_ic + sum_{c' != c} L_ic' delta_{c'c}`` per port ``i``, (T4) ``delta_{cc'} +
+   delta_{c'c} = 1``, (T5) ``C_j >= C_c``; ``fix_precedence`` fixes ``delta_{uc} = 1`` for every
+   ancestor ``u`` of ``c`` [P].
+2. Sort the coflows by their LP value ``C_c`` (ties: topological order, then position).  Every
+   predecessor comes first (``C_c >= C_u + eff_c > C_u`` by (T2); asserted).
+3. One coflow at a time in that order, each by BNA
+   (:func:`~coflowopt.schedulers.dag.bna.bna_plan`) in ``eff_c`` slots, starting at
+   ``max(end of the previous coflow, the coflow's release slot)``.
+
+Why ``2M + 1`` [R]: by (T3) the load of the coflows sorted up to ``c`` on any port is at most
+``2 C_c``, and ``eff`` of a coflow is at most the sum of its ``M`` source loads, so coflow ``c``
+ends by ``(2M + 1) C_c``.  Units: unit slots (:mod:`~coflowopt.schedulers.dag.slots`); with
+integer volumes and ``quantum = 1`` on capacity-1 ports the slotted schedule is the one the
+bound speaks of.
+
+``backfill=True`` adds the backfilling rule of spec 6.5 [P] (coflow priority = LP order), a
+variant reported separately.  An LP that is not solved (time limit, solver error) ends the run
+with one line (:class:`OMLPError`), never a traceback from the solver.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from coflowopt.lp import LPBound, tian_lp
+from coflowopt.lp.model import SolveParams
+from coflowopt.model import Instance
+from coflowopt.params import Params
+from coflowopt.schedule import Schedule
+from coflowopt.schedulers.dag.slots import (
+    SlotPlan,
+    run_plan,
+    slot_demand,
+    uniform_fabric_refusal,
+)
+from coflowopt.validate import Tolerance, ValidSchedule
+
+__all__ = ["OMLPError", "OMLPParams", "om_lp_plan", "om_lp_supports", "run_om_lp"]
+
+_I64 = np.int64
+
+
+class OMLPError(ValueError):
+    """The Tian et al. LP was not solved (time limit, infeasible, solver error): one line."""
+
+
+@dataclass(frozen=True)
+class OMLPParams(Params):
+    """``fix_precedence``: fix ``delta_{uc} = 1`` for every ancestor ``u`` of ``c`` [P];
+    ``backfill``: apply the backfilling rule of spec 6.5 to the sequential plan; ``quantum``:
+    volume per slot; ``time_limit``: seconds for the LP solve (``inf``: none)."""
+
+    fix_precedence: bool = False
+    backfill: bool = False
+    quantum: float = 1.0
+    time_limit: float = 600.0
+
+    def check(self) -> None:
+        if not (self.quantum > 0 and math.isfinite(self.quantum)):
+            raise ValueError(f"quantum: must be finite and > 0, got {self.quantum}")
+        if not self.time_limit > 0:
+            raise ValueError(f"time_limit: must be > 0 seconds, got {self.time_limit}")
+
+
+def om_lp_supports(instance: Instance) -> str | None:
+    """Why the ``O(m)`` baseline cannot run ``instance`` (unequal port capacities), else
+    ``None``."""
+    return uniform_fabric_refusal(instance)
+
+
+def solve_lp(instance: Instance, params: OMLPParams) -> LPBound:
+    """The Tian et al. LP of ``instance``; :class:`OMLPError` when it is not solved."""
+    lp = tian_lp(instance, SolveParams(time_limit=params.time_limit),
+                 fix_precedence=params.fix_precedence)
+    if not lp.optimal or lp.order is None:
+        res = lp.result
+        why = f": {res.message}" if res.message else ""
+        raise OMLPError(f"om-lp: the Tian et al. LP on {instance.n_coflows} coflows was not "
+                        f"solved ({res.status.value} after {res.runtime:.1f} s, time limit "
+                        f"{params.time_limit:g} s){why}".replace("\n", " "))
+    return lp
+
+
+def om_lp_plan(instance: Instance, order: np.ndarray, demand: np.ndarray,
+               release_slot: np.ndarray) -> tuple[SlotPlan, np.ndarray]:
+    """The sequential plan (spec 7.3): coflows in ``order``, each by BNA from ``max(previous
+    end, its release slot)``.  Returns the plan and each coflow's start slot."""
+    from coflowopt.schedulers.dag.bna import bna_plan
+
+    inst = instance
+    order = np.asarray(order, dtype=_I64)
+    C = inst.n_coflows
+    if order.size != C or not np.array_equal(np.sort(order), np.arange(C)):
+        raise ValueError(f"om_lp_plan: order must be a permutation of the {C} coflows")
+    pos = np.empty(C, dtype=_I64)
+    pos[order] = np.arange(C)
+    e = inst.starts_after
+    if e.size:
+        bad = np.flatnonzero(pos[e[:, 0]] >= pos[e[:, 1]])
+        assert not bad.size, (f"om-lp: coflow {inst.coflow_id[e[bad[0], 1]]!s} comes before its "
+                              f"predecessor {inst.coflow_id[e[bad[0], 0]]!s} in the LP order")
+    plans = []
+    starts = np.zeros(C, dtype=_I64)
+    end = 0
+    for c in order.tolist():
+        p = bna_plan(inst, np.array([c], dtype=_I64), demand)
+        s = max(end, int(release_slot[c]))
+        starts[c] = s
+        plans.append(p.shifted(s))
+        end = s + p.makespan
+    return SlotPlan.concat(plans), starts
+
+
+def run_om_lp(instance: Instance, params: OMLPParams, *, seed: Any = None,
+              check: Tolerance | None = None, progress: Any = None
+              ) -> Schedule | ValidSchedule:
+    """Tian et al.'s ``O(m)`` baseline: their LP, coflows one at a time in LP order by BNA
+    (with ``backfill``: then the rule of spec 6.5).  Deterministic (``seed`` unused)."""
+    from coflowopt.schedulers.dag.gdm import release_slots
+
+    why = om_lp_supports(instance)
+    if why is not None:
+        raise ValueError(f"om-lp cannot run this instance: {why}")
+    lp = solve_lp(instance, params)
+    demand = slot_demand(instance, params.quantum)
+    rel = release_slots(instance, params.quantum)
+    plan, _ = om_lp_plan(instance, lp.order, demand, rel)
+    meta: dict[str, Any] = {"scheduler": "om-lp", "params": params.to_dict(),
+                            "lp_value": float(lp.value), "lp_seconds": lp.result.runtime,
+                            "base_makespan_slots": plan.makespan}
+    if params.backfill:
+        from coflowopt.schedulers.dag.backfill import backfill
+
+        rank = np.empty(instance.n_coflows, dtype=_I64)
+        rank[np.asarray(lp.order, dtype=_I64)] = np.arange(instance.n_coflows)
+        plan = backfill(instance, plan, rank, demand, rel)
+    meta["makespan_slots"] = plan.makespan
+    return run_plan(instance, plan, quantum=params.quantum, check=check, meta=meta)
