@@ -1,0 +1,296 @@
+""""Approximate": Shafiee and Ghaderi's LP-based deterministic algorithm for weighted CCT
+(arXiv 1704.08357; single-stage spec 8.2, LP and list-scheduling details [INF]; DeepWeave's
+baseline).  Recovered: approximation ratio **5** with release dates and **4** when every
+coflow is released at 0, from "an improved LP formulation and a simple list-scheduling
+policy".
+
+1. **LP** (:func:`coflowopt.lp.ordering_lp`, [INF]): with ``d_lk = p_lk / B_l``::
+
+       min  sum_k w_k f_k
+       f_k >= r_k + d_lk                                   every port l, coflow k
+       f_k >= d_lk + sum_{k' != k} d_lk' delta_{k'k}        every port l, coflow k
+       delta_{kk'} + delta_{k'k} = 1,  0 <= delta <= 1
+
+   a relaxation of every (even preemptive, fluid) schedule, so ``LP* <= sum_k w_k C_k``.
+2. **Order** the coflows by the LP values ``f_k`` ascending (ties: position).
+3. **List scheduling of flows** ([INF]): the flows are listed coflow by coflow in that order
+   (inside a coflow by flow position, [PROP]).  At every event (a flow completion, a coflow
+   becoming eligible) the list is scanned: a flow of coflow ``k`` starts when ``k`` is
+   eligible (time ``>= r_k`` and, on a DAG instance, every Starts-After predecessor of ``k``
+   complete) and both its ports are idle and no earlier-listed *waiting* (eligible, not
+   started) flow shares a port with it; it is then served non-preemptively at full port rate
+   ``min(B_src, B_dst)`` until done, one segment.  Bound pattern (spec 8.2): each coflow ends
+   by ``max release + 2 x the port load of its prefix``, ``<= f_k + 4 f_k``.
+
+Starts-After: :func:`~coflowopt.lp.ordering_lp` ignores the edges (its optimum stays a lower
+bound), so on a DAG instance the order is that LP's on the coflows alone, and the list
+scheduling honours the edges through eligibility (a not-yet-eligible flow never blocks
+anyone, so no deadlock).  The factors are claimed only on single-stage instances.
+
+The LP has one column per pair of coflows (``N (N-1) / 2``) and ``2m N`` rows of up to ``N``
+entries each; ``benchmarks/bench_fair_family.py`` measures how large an instance it solves
+within the time limit.  A solve that does not reach optimality is a one-line error naming
+the status, never a schedule from a partial order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from numba import njit
+
+from coflowopt.model import Instance
+from coflowopt.params import Params
+from coflowopt.schedule import Schedule
+from coflowopt.validate import Tolerance, ValidSchedule
+
+__all__ = ["ApproximateParams", "LPNotSolved", "list_schedule", "run_approximate"]
+
+
+class LPNotSolved(RuntimeError):
+    """The ordering LP did not reach optimality (time limit, solver error); the message says
+    which and on how many coflows."""
+
+
+@dataclass(frozen=True)
+class ApproximateParams(Params):
+    """``time_limit``: seconds for the ordering LP (the run fails with a one-line error when
+    it is not solved to optimality in time); ``backend``: the LP back-end of
+    :func:`coflowopt.lp.solve`."""
+
+    time_limit: float = 600.0
+    backend: Literal["highs", "scipy", "pulp"] = "highs"
+
+    def check(self) -> None:
+        if not self.time_limit > 0:
+            raise ValueError(f"approximate: time_limit must be > 0 seconds, got "
+                             f"{self.time_limit}")
+
+
+# -- the list-scheduling kernel ----------------------------------------------------------------
+
+
+@njit(cache=True)
+def _hpush(hk, hv, n, key, val):
+    i = n
+    hk[i] = key
+    hv[i] = val
+    while i > 0:
+        p = (i - 1) // 2
+        if hk[p] < hk[i] or (hk[p] == hk[i] and hv[p] <= hv[i]):
+            break
+        hk[p], hk[i] = hk[i], hk[p]
+        hv[p], hv[i] = hv[i], hv[p]
+        i = p
+    return n + 1
+
+
+@njit(cache=True)
+def _hpop(hk, hv, n):
+    n -= 1
+    hk[0] = hk[n]
+    hv[0] = hv[n]
+    i = 0
+    while True:
+        a = 2 * i + 1
+        if a >= n:
+            break
+        b = a + 1
+        s = a
+        if b < n and (hk[b] < hk[a] or (hk[b] == hk[a] and hv[b] < hv[a])):
+            s = b
+        if hk[i] < hk[s] or (hk[i] == hk[s] and hv[i] <= hv[s]):
+            break
+        hk[s], hk[i] = hk[i], hk[s]
+        hv[s], hv[i] = hv[i], hv[s]
+        i = s
+    return n
+
+
+@njit(cache=True)
+def _list_schedule(lst, src, dst, vol, fcof, release, npred, sptr, succ, cap_in, cap_out):
+    """Non-preemptive list scheduling of flows (module docstring, step 3).  Returns
+    ``(start, end, rate, coflow_done)`` per flow / coflow (NaN start for zero-volume flows)."""
+    F = lst.shape[0]
+    n = release.shape[0]
+    m = cap_in.shape[0]
+    start = np.full(F, np.nan)
+    end = np.full(F, np.nan)
+    rate = np.zeros(F)
+    cdone = np.full(n, np.nan)
+    left = np.zeros(n, dtype=np.int64)
+    started = np.zeros(F, dtype=np.bool_)
+    for f in range(F):
+        if vol[f] > 0.0:
+            left[fcof[f]] += 1
+        else:
+            started[f] = True  # nothing to send: never waits, never blocks
+    eligible = np.zeros(n, dtype=np.bool_)
+    pending = npred.copy()
+    ek = np.empty(n)
+    ev = np.empty(n, dtype=np.int64)
+    ne = 0
+    for c in range(n):
+        if pending[c] == 0:
+            ne = _hpush(ek, ev, ne, release[c], c)
+    rk = np.empty(F)
+    rv = np.empty(F, dtype=np.int64)
+    nr = 0
+    busy_in = np.full(m, -np.inf)
+    busy_out = np.full(m, -np.inf)
+    blk_in = np.zeros(m, dtype=np.int64)
+    blk_out = np.zeros(m, dtype=np.int64)
+    stamp = 0
+    head = 0
+    done = 0
+    t = ek[0] if ne > 0 else 0.0
+    while done < n:
+        # everything that happens at t: completions, then eligibility (a completion at t can
+        # make a successor eligible at t)
+        changed = True
+        while changed:
+            changed = False
+            while nr > 0 and rk[0] <= t:
+                f = rv[0]
+                nr = _hpop(rk, rv, nr)
+                c = fcof[f]
+                left[c] -= 1
+                if left[c] == 0:
+                    cdone[c] = t
+                    done += 1
+                    for k in range(sptr[c], sptr[c + 1]):
+                        s = succ[k]
+                        pending[s] -= 1
+                        if pending[s] == 0:
+                            ne = _hpush(ek, ev, ne, max(release[s], t), s)
+                changed = True
+            while ne > 0 and ek[0] <= t:
+                c = ev[0]
+                ne = _hpop(ek, ev, ne)
+                eligible[c] = True
+                if left[c] == 0:  # nothing to send
+                    cdone[c] = t
+                    done += 1
+                    for k in range(sptr[c], sptr[c + 1]):
+                        s = succ[k]
+                        pending[s] -= 1
+                        if pending[s] == 0:
+                            ne = _hpush(ek, ev, ne, max(release[s], t), s)
+                changed = True
+        if done >= n:
+            break
+        # the scan: waiting flows block their ports for everything listed after them
+        stamp += 1
+        n_in = 0
+        n_out = 0
+        for p in range(m):
+            if busy_in[p] > t:
+                n_in += 1
+            if busy_out[p] > t:
+                n_out += 1
+        while head < F and started[lst[head]]:
+            head += 1
+        for i in range(head, F):
+            if n_in >= m or n_out >= m:
+                break
+            f = lst[i]
+            if started[f] or not eligible[fcof[f]]:
+                continue
+            s = src[f]
+            d = dst[f]
+            free_s = busy_in[s] <= t and blk_in[s] != stamp
+            free_d = busy_out[d] <= t and blk_out[d] != stamp
+            if free_s and free_d:
+                r = min(cap_in[s], cap_out[d])
+                e = t + vol[f] / r
+                start[f] = t
+                end[f] = e
+                rate[f] = r
+                started[f] = True
+                busy_in[s] = e
+                busy_out[d] = e
+                nr = _hpush(rk, rv, nr, e, f)
+                n_in += 1
+                n_out += 1
+            else:
+                if free_s:
+                    blk_in[s] = stamp
+                    n_in += 1
+                if free_d:
+                    blk_out[d] = stamp
+                    n_out += 1
+        tn = np.inf
+        if nr > 0:
+            tn = rk[0]
+        if ne > 0 and ek[0] < tn:
+            tn = ek[0]
+        if tn == np.inf:
+            break  # unreachable: something is always running or pending
+        t = tn
+    return start, end, rate, cdone
+
+
+def list_schedule(instance: Instance, order: Any) -> Schedule:
+    """Step 3 on a given coflow ``order`` (positions, first first): each flow served
+    non-preemptively at full port rate, one segment per flow.  Honours releases and
+    Starts-After edges.  The schedule is not validated here."""
+    inst = instance
+    n = inst.n_coflows
+    o = np.asarray(order, dtype=np.int64).ravel()
+    if o.size != n or not np.array_equal(np.sort(o), np.arange(n)):
+        raise ValueError(f"approximate: order must be a permutation of the {n} coflow "
+                         f"positions, got {o.size} entries")
+    rank = np.empty(n, dtype=np.int64)
+    rank[o] = np.arange(n)
+    fpos = np.arange(inst.n_flows)
+    lst = np.lexsort((fpos, rank[inst.flow_coflow])).astype(np.int64)
+    pptr, _ = inst.predecessors_ptr
+    sptr, succ = inst.successors_ptr
+    start, end, rate, _ = _list_schedule(
+        lst, inst.flow_src.astype(np.int64), inst.flow_dst.astype(np.int64),
+        np.ascontiguousarray(inst.flow_volume, dtype=np.float64),
+        inst.flow_coflow.astype(np.int64), np.ascontiguousarray(inst.release, dtype=np.float64),
+        np.diff(pptr).astype(np.int64), np.asarray(sptr, dtype=np.int64),
+        np.asarray(succ, dtype=np.int64),
+        np.ascontiguousarray(inst.fabric.capacity_in, dtype=np.float64),
+        np.ascontiguousarray(inst.fabric.capacity_out, dtype=np.float64))
+    run = np.flatnonzero(rate > 0)
+    t0 = float(min(0.0, inst.release.min())) if n else 0.0
+    if run.size == 0:
+        return Schedule.empty(t0)
+    bps = np.unique(np.concatenate([[t0], start[run], end[run]]))
+    first = np.searchsorted(bps, start[run])
+    last = np.searchsorted(bps, end[run])
+    return Schedule.from_segments(bps, run, rate[run], first, last)
+
+
+def run_approximate(instance: Instance, params: ApproximateParams, *, seed: Any = None,
+                    check: Tolerance | None = None, progress: Any = None
+                    ) -> Schedule | ValidSchedule:
+    """Shafiee-Ghaderi's "Approximate" (module docstring): the ordering LP's ``f_k``
+    ascending, then non-preemptive list scheduling of flows at full port rate.
+    Deterministic (``seed`` unused).  ``meta``: ``lp_value`` (a lower bound on
+    ``sum_k w_k C_k``), ``lp_seconds``, ``lp_f`` (the ``f_k``), ``order``."""
+    from coflowopt.lp import SolveParams, ordering_lp
+
+    p = params
+    inst = instance
+    if inst.n_coflows == 0:
+        return Schedule.empty()
+    lp = ordering_lp(inst, SolveParams(time_limit=p.time_limit), backend=p.backend)
+    if not lp.optimal or lp.order is None:
+        why = f": {lp.result.message}" if lp.result.message else ""
+        raise LPNotSolved(
+            f"approximate: the ordering LP on {inst.n_coflows} coflows ended "
+            f"{lp.result.status.value} after {lp.result.runtime:.1f} s (time_limit="
+            f"{p.time_limit:g} s, backend {p.backend}){why}")
+    out = list_schedule(inst, lp.order)
+    out.meta.update({"scheduler": "approximate",
+                     "params": {"time_limit": p.time_limit, "backend": p.backend},
+                     "lp_value": float(lp.value), "lp_seconds": float(lp.result.runtime),
+                     "lp_f": lp.C, "order": lp.order,
+                     "dag_order": "LP on the coflows ignoring Starts-After edges"
+                     if inst.starts_after.size else None})
+    return out

@@ -1,0 +1,131 @@
+"""The static-progress baseline: HUG/DRF-style minimum progress guarantee (single-stage spec
+2.3 and 8.1, [INF]), the online policy behind the SPS notion of [CF].
+
+At every event (arrival, flow or coflow completion), on the *remaining* volumes of the active
+coflows ``A``:
+
+1. **Guarantee** ([INF], spec 2.3 (1)-(2)).  ``Gamma_j = max_l p_lj / B_l`` (remaining
+   isolation time), normalised demands ``d_lj = (p_lj / B_l) / Gamma_j`` and the common
+   progress ``P = 1 / max_l sum_{j in A} d_lj`` (HUG's optimal isolation guarantee, ``P*``
+   of :func:`coflowopt.lp.static_progress` on the remaining volumes).  Flow ``i`` of ``j`` gets
+   ``P v_i / Gamma_j``: all flows of ``j`` progress together at fraction ``P`` of its
+   isolation (MADD) speed, so ``j`` would end ``Gamma_j / P`` later at this rate; port ``l``
+   carries ``P B_l sum_j d_lj <= B_l``.
+2. **Leftover** ([PROP], ``work_conserving=True``; HUG's second stage).  The capacity the
+   guarantee leaves free is handed out by per-flow max-min fair sharing on top of the
+   guaranteed rates (progressive filling, :func:`coflowopt.sim.allocate.max_min_fair`), so
+   every unfinished flow ends with a saturated port.  ``work_conserving=False`` keeps only the
+   guarantee: that is exactly the fair emulation Utopia ranks by
+   (:func:`coflowopt.schedulers.fair.utopia.fair_emulation`), and the tests use it as an
+   independent check of that emulation.
+
+Clairvoyant (it reads remaining volumes).  Reference engine (a Python policy, no kernel);
+releases and Starts-After edges are honoured by the engine.  ``meta["progress"]``: the
+``(t, P)`` of every event.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from coflowopt.model import Instance
+from coflowopt.params import Params
+from coflowopt.schedule import Schedule
+from coflowopt.sim import allocate
+from coflowopt.sim.drive import run_policy
+from coflowopt.sim.engine import SimView
+from coflowopt.validate import Tolerance, ValidSchedule
+
+__all__ = ["StaticProgressParams", "StaticProgressPolicy", "guarantee_rates",
+           "run_static_progress"]
+
+
+@dataclass(frozen=True)
+class StaticProgressParams(Params):
+    """``work_conserving``: hand the capacity the guarantee leaves free to the flows by
+    per-flow max-min fair sharing ([PROP], HUG's second stage); ``False``: the guarantee
+    only (the pure fair scheme)."""
+
+    work_conserving: bool = True
+
+
+def guarantee_rates(inst: Instance, coflows: np.ndarray, remaining: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, float]:
+    """The equal-progress guarantee of step 1 on ``remaining`` volumes: ``(flows, rates, P)``
+    for the unfinished flows of ``coflows`` (volume per time unit).  ``P`` is ``inf`` when
+    nothing is left."""
+    ptr, order = inst.coflow_flows_ptr, inst.coflow_flow_order
+    co = np.asarray(coflows, dtype=np.int64)
+    if co.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0), math.inf
+    lens = ptr[co + 1] - ptr[co]
+    # the flows of the active coflows, gathered without a loop over flows
+    starts = np.repeat(ptr[co] - np.cumsum(np.r_[0, lens[:-1]]), lens)
+    flows = order[starts + np.arange(lens.sum())]
+    local = np.repeat(np.arange(co.size), lens)
+    rem = remaining[flows]
+    keep = rem > 0
+    flows, local, rem = flows[keep], local[keep], rem[keep]
+    if flows.size == 0:
+        return flows, rem, math.inf
+    m = inst.ports
+    cap = np.concatenate([inst.fabric.capacity_in, inst.fabric.capacity_out])
+    n = co.size
+    key_in = local * (2 * m) + inst.flow_src[flows]
+    key_out = local * (2 * m) + m + inst.flow_dst[flows]
+    load = (np.bincount(key_in, weights=rem, minlength=n * 2 * m)
+            + np.bincount(key_out, weights=rem, minlength=n * 2 * m)).reshape(n, 2 * m)
+    t = load / cap[None, :]
+    gamma = t.max(axis=1)
+    d = np.divide(t, gamma[:, None], out=np.zeros_like(t), where=gamma[:, None] > 0)
+    P = 1.0 / d.sum(axis=0).max()
+    return flows, P * rem / gamma[local], float(P)
+
+
+class StaticProgressPolicy:
+    """Equal progress ``P`` for every active coflow, then (optionally) max-min fair sharing of
+    the leftover (module docstring).  Records ``(t, P)`` per event in ``trace``."""
+
+    clairvoyant = True
+
+    def __init__(self, work_conserving: bool = True):
+        self.work_conserving = bool(work_conserving)
+        self.trace: list[tuple[float, float]] = []
+
+    def start(self, view: SimView) -> None:
+        self.trace = []
+
+    def rates(self, view: SimView) -> float:
+        st = view.alloc
+        co = view.coflows
+        st.reset(co)
+        flows, r, P = guarantee_rates(view.instance, co, view.remaining)
+        self.trace.append((view.t, P))
+        if flows.size:
+            st.rate[flows] = r
+            st.has_rate[view.instance.flow_coflow[flows]] = True
+            m = view.ports
+            st.rem_in -= np.bincount(st.src[flows], weights=r, minlength=m)
+            st.rem_out -= np.bincount(st.dst[flows], weights=r, minlength=m)
+            np.maximum(st.rem_in, 0.0, out=st.rem_in)
+            np.maximum(st.rem_out, 0.0, out=st.rem_out)
+        if self.work_conserving:
+            allocate.max_min_fair(st, co, fresh=False)
+        return math.inf
+
+
+def run_static_progress(instance: Instance, params: StaticProgressParams, *, seed: Any = None,
+                        check: Tolerance | None = None, progress: Any = None
+                        ) -> Schedule | ValidSchedule:
+    """The static-progress baseline (module docstring) on the reference engine.
+    Deterministic (``seed`` unused); returns the stored :class:`~coflowopt.Schedule`."""
+    pol = StaticProgressPolicy(params.work_conserving)
+    meta = {"scheduler": "static-progress",
+            "params": {"work_conserving": params.work_conserving}}
+    out = run_policy(instance, pol, engine="reference", meta=meta, progress=progress)
+    out.meta["progress"] = np.asarray(pol.trace, dtype=np.float64).reshape(-1, 2)
+    return out
