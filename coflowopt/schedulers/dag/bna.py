@@ -38,6 +38,7 @@ from coflowopt.schedule import Schedule
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
     emit_segments,
+    finishes_before_refusal,
     slot_demand,
     slot_length,
     timed_segments,
@@ -55,6 +56,8 @@ __all__ = [
     "effective_size",
     "merge_pieces",
     "run_bna",
+    "sequential_order",
+    "supports_bna",
 ]
 
 _I64 = np.int64
@@ -366,8 +369,9 @@ class BNAParams(Params):
 
 
 def supports_bna(instance: Instance) -> str | None:
-    """Why ``bna`` cannot run ``instance`` (a non-uniform fabric), else ``None``."""
-    return uniform_fabric_refusal(instance)
+    """Why ``bna`` cannot run ``instance`` (a non-uniform fabric, Finishes-Before edges),
+    else ``None``."""
+    return uniform_fabric_refusal(instance) or finishes_before_refusal(instance)
 
 
 def sequential_order(instance: Instance) -> np.ndarray:
@@ -386,7 +390,7 @@ def run_bna(instance: Instance, params: BNAParams, *, seed: Any = None,
     ``quantum / c``), starting when the previous one, its release and its predecessors are
     done (real completion times).  Optimal for a path job and exact on one coflow (theory
     units).  Deterministic (``seed`` unused)."""
-    why = uniform_fabric_refusal(instance)
+    why = supports_bna(instance)
     if why is not None:
         raise ValueError(f"bna: {why}")
     q = params.quantum

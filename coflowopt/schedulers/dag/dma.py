@@ -40,6 +40,8 @@ from coflowopt.schedule import Schedule
 from coflowopt.schedulers.dag.bna import bna_items, bna_plan, merge_pieces
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
+    finishes_before_refusal,
+    label,
     run_plan,
     slot_demand,
     slot_length,
@@ -266,13 +268,14 @@ def release_refusal(instance: Instance, name: str, instead: str) -> str | None:
         return None
     j = int(pos[0])
     r = max(float(instance.job_release[j]), float(crel[j]))
-    return (f"job {instance.job_id[j]!r} is released at {r:g}; {name} is a makespan "
+    return (f"job {label(instance.job_id[j])!r} is released at {r:g}; {name} is a makespan "
             f"algorithm with every job available at 0 (use {instead} for releases)")
 
 
 def supports_dma(instance: Instance) -> str | None:
     """Why ``dma`` cannot run ``instance`` (non-uniform fabric, a positive release)."""
-    return uniform_fabric_refusal(instance) or release_refusal(instance, "dma", "gdm")
+    return (uniform_fabric_refusal(instance) or finishes_before_refusal(instance)
+            or release_refusal(instance, "dma", "gdm"))
 
 
 def run_dma(instance: Instance, params: DMAParams, *, seed: Any = None,

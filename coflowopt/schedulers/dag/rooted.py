@@ -54,6 +54,8 @@ from coflowopt.schedulers.dag.dma import (
 )
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
+    finishes_before_refusal,
+    label,
     run_plan,
     slot_demand,
     slot_length,
@@ -93,7 +95,7 @@ def not_rooted_tree_reason(instance: Instance, job: int) -> str | None:
         return None
     nodes, e = _job_graph(instance, job)
     n = nodes.size
-    name = f"job {instance.job_id[job]!r}"
+    name = f"job {label(instance.job_id[job])!r}"
     if n == 0:
         return f"{name} has no coflows, so it is no rooted tree"
     if e.shape[0] != n - 1:
@@ -104,9 +106,10 @@ def not_rooted_tree_reason(instance: Instance, job: int) -> str | None:
     if (outd <= 1).all() or (ind <= 1).all():
         return f"{name} is not a rooted tree: its DAG is not weakly connected"
     a, b = int(np.argmax(outd)), int(np.argmax(ind))
+    ca, cb = label(instance.coflow_id[nodes[a]]), label(instance.coflow_id[nodes[b]])
     return (f"{name} is not a rooted tree: its edges point neither all toward one root nor all "
-            f"away from it (coflow {instance.coflow_id[nodes[a]]!r} has {outd[a]} successors, "
-            f"coflow {instance.coflow_id[nodes[b]]!r} {ind[b]} predecessors)")
+            f"away from it (coflow {ca!r} has {outd[a]} successors, coflow {cb!r} {ind[b]} "
+            "predecessors)")
 
 
 def _eff_slots(instance: Instance, c: int, demand: np.ndarray) -> int:
@@ -344,18 +347,10 @@ class DMARTParams(Params):
         _check_common(self)
 
 
-def _no_finishes_before(instance: Instance) -> str | None:
-    if instance.finishes_before.shape[0]:
-        c = int(instance.finishes_before[0, 1])
-        return (f"job {instance.job_id[instance.coflow_job[c]]!r} has Finishes-Before edges, "
-                "which the slotted algorithms do not handle")
-    return None
-
-
 def supports_dma_srt(instance: Instance) -> str | None:
     """Why ``dma-srt`` cannot run ``instance``: not exactly one job, a job that is not a
     rooted tree, a positive release, a non-uniform fabric."""
-    why = uniform_fabric_refusal(instance) or _no_finishes_before(instance)
+    why = uniform_fabric_refusal(instance) or finishes_before_refusal(instance)
     if why:
         return why
     if instance.n_jobs != 1:
@@ -368,7 +363,7 @@ def supports_dma_srt(instance: Instance) -> str | None:
 def supports_dma_rt(instance: Instance) -> str | None:
     """Why ``dma-rt`` cannot run ``instance``: a job that is not a rooted tree, a positive
     release, a non-uniform fabric."""
-    why = uniform_fabric_refusal(instance) or _no_finishes_before(instance)
+    why = uniform_fabric_refusal(instance) or finishes_before_refusal(instance)
     if why:
         return why
     for j in range(instance.n_jobs):

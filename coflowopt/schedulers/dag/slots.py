@@ -30,6 +30,8 @@ from coflowopt.validate import Tolerance, ValidSchedule, validate_changes
 __all__ = [
     "SlotPlan",
     "emit_segments",
+    "finishes_before_refusal",
+    "label",
     "plan_to_schedule",
     "run_plan",
     "slot_demand",
@@ -143,6 +145,22 @@ def uniform_fabric_refusal(instance: Instance) -> str | None:
     side, p = ("in", u) if u < fab.ports else ("out", u - fab.ports)
     return (f"the slotted algorithms need ports of one capacity (unit slots); port {side} {p} "
             f"has capacity {cap[u]:g}, port in 0 has {c0:g}")
+
+
+def label(value: Any) -> Any:
+    """A user label (job or coflow id) as a plain Python value, for messages."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def finishes_before_refusal(instance: Instance) -> str | None:
+    """One line naming the first job with Finishes-Before edges (the slotted algorithms honour
+    Starts-After edges only), else ``None``."""
+    if instance.finishes_before.shape[0]:
+        c = int(instance.finishes_before[0, 1])
+        job = label(instance.job_id[instance.coflow_job[c]])
+        return (f"job {job!r} has Finishes-Before edges, which the slotted algorithms do not "
+                "handle")
+    return None
 
 
 def timed_segments(instance: Instance, plan: SlotPlan, quantum: float = 1.0,
