@@ -25,6 +25,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="synthetic workload and schedulers")
     p.add_argument("--scheduler", "-s", default="varys",
                    help="registry name(s), comma-separated (see `coflowopt schedulers`)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="[NAME.]KEY=VALUE",
+                   help="a scheduler parameter, VALUE as in TOML (e.g. -p E=1.5, -p E=inf, "
+                   "-p mode=online); NAME. limits it to that scheduler (repeatable)")
     p.add_argument("--schedule-out", help="write the (last) schedule as JSON; with several "
                    "schedulers, NAME is inserted before the extension")
     p.add_argument("--csv", help="write per-coflow results (scheduler, coflow, release, "
@@ -68,15 +71,52 @@ def _progress_bar(name: str, inst: Any, args: argparse.Namespace) -> Iterator[An
         bar.close()
 
 
+def _scheduler_params(items: list[str], infos: list[Any]) -> dict[str, dict[str, Any]] | str:
+    """``-p [NAME.]KEY=VALUE`` as one checked mapping per scheduler name, or the one-line
+    reason they do not fit (an unknown key, an ill-typed value, a range check)."""
+    import tomllib
+
+    from coflowopt.params import ParamsError
+
+    names = {i.name.lower() for i in infos}
+    params: dict[str, dict[str, Any]] = {i.name: {} for i in infos}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            return f"-p {item!r}: expected KEY=VALUE or NAME.KEY=VALUE"
+        scope, dot, field = key.partition(".")
+        targets = [i.name for i in infos]
+        if dot and scope.lower() in names:
+            targets = [i.name for i in infos if i.name.lower() == scope.lower()]
+            key = field
+        try:  # a TOML value (1.5, inf, "x", [1, 2]); bare words are text
+            value = tomllib.loads(f"v = {text.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text.strip()
+        for t in targets:
+            params[t][key] = value
+    for info in infos:
+        try:
+            info.make_params(params[info.name])
+        except (ParamsError, ValueError) as exc:
+            return f"-p: {exc}"
+    return params
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from coflowopt.bounds import lower_bounds
     from coflowopt.cli import load_any
-    from coflowopt.schedulers import get
+    from coflowopt.schedulers import NoFeasibleSchedule, get
     from coflowopt.service import run
     from coflowopt.workloads.synthetic import synthetic_trace
 
     names = [n.strip() for n in args.scheduler.split(",") if n.strip()]
     infos = [get(n, args.semantics) for n in names]  # unknown names fail before any work
+    params = _scheduler_params(args.param, infos)
+    if isinstance(params, str):  # parameters are checked before any work too
+        print(f"coflowopt run: error: {params}", file=sys.stderr)
+        return 2
     if args.trace:
         inst = load_any(args.trace)
         label = args.trace
@@ -93,11 +133,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     # target: a refused, failed or interrupted run never leaves a truncated file)
     out: list[list[Any]] | None = [] if args.csv else None
     interrupted = False
+    # schedulers that proved no schedule meets their own constraints (CoFair below E_MPS):
+    # a result, printed in one line; the others still run
+    infeasible: list[str] = []
     try:
         for info in infos:
-            with _progress_bar(info.name, inst, args) as tick:
-                res = run(inst, info, seed=args.seed, keep_schedule=bool(args.schedule_out),
-                          progress=tick)
+            try:
+                with _progress_bar(info.name, inst, args) as tick:
+                    res = run(inst, info, params=params[info.name], seed=args.seed,
+                              keep_schedule=bool(args.schedule_out), progress=tick)
+            except NoFeasibleSchedule as exc:
+                infeasible.append(info.name)
+                print(f"{info.name}: infeasible: {str(exc).removeprefix(info.name + ': ')}")
+                continue
             lb_inst = res.instance  # coflowsim: rounded flows, releases at the admission epochs
             _report(res, rows, out, args, len(infos) > 1)
     except KeyboardInterrupt:
@@ -105,6 +153,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         interrupted = True
     if out is not None and rows:  # none finished: an existing file stays as it was
         _write_csv(args.csv, out)
+    if infeasible and not rows and not interrupted:
+        return 1  # nothing to tabulate: the one line said it
     lb = lower_bounds(lb_inst)
     if args.semantics == "coflowsim":
         print("semantics: coflowsim (rounded flows, releases at the admission epochs, CCT "
@@ -124,7 +174,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                                   if args.csv and rows else ""),
               file=sys.stderr)
         return 130
-    return 0
+    return 1 if infeasible else 0
 
 
 def _write_csv(path: str, body: list[list[Any]]) -> None:

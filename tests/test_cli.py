@@ -195,3 +195,32 @@ def test_a_refused_run_leaves_an_existing_output_byte_identical(tmp_path, capsys
     assert rc == 2 and "single-stage" in capsys.readouterr().err
     assert out.read_bytes() == b"precious,rows\n1,2\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dag.json", "out.csv"]
+
+
+def test_run_scheduler_params_and_a_proven_infeasible_result(tmp_path, capsys) -> None:
+    """``-p KEY=VALUE`` (TOML values; ``NAME.KEY`` for one scheduler); CoFair below E_MPS is
+    one line ``cofair: infeasible: ...`` (no traceback), exit 1; the other schedulers still
+    run and print their rows."""
+    from coflowopt.interchange import save_instance
+    from coflowopt.proofs_check.instances import e2_instance
+
+    path = tmp_path / "e2.json"
+    save_instance(e2_instance(), path)
+    assert main(["run", "--trace", str(path), "-s", "cofair", "-p", "E=1.5"]) == 1
+    cap = capsys.readouterr()
+    lines = [x for x in cap.out.splitlines() if "infeasible" in x]
+    assert lines == ["cofair: infeasible: E = 1.5 is below E_MPS = 1.6: on port out 2 (load 8) "
+                     "every coflow's deadline is earlier (coflow C3: 4.5, C4: 7.5); no "
+                     "sigma-order meets them"]
+    assert "Traceback" not in cap.err and "avg CCT" not in cap.out
+    assert main(["run", "--trace", str(path), "-s", "cofair,sincronia", "-p", "cofair.E=1.5",
+                 "--csv", str(tmp_path / "c.csv")]) == 1
+    out = capsys.readouterr().out
+    assert "cofair: infeasible" in out and "sincronia" in out.splitlines()[-1]
+    assert main(["run", "--trace", str(path), "-s", "cofair", "-p", "E=inf", "-p",
+                 "mode=online"]) == 0
+    assert "cofair" in capsys.readouterr().out.splitlines()[-1]
+    assert main(["run", "--trace", str(path), "-s", "cofair,sincronia", "-p", "E=2"]) == 2
+    assert "sincronia.E: unknown parameter" in capsys.readouterr().err
+    assert main(["run", "--trace", str(path), "-s", "cofair", "-p", "E"]) == 2
+    assert "expected KEY=VALUE" in capsys.readouterr().err

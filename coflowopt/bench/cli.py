@@ -166,9 +166,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def _failures(df: Any) -> list[str]:
     """One line per failed task of a results table: workload/scheduler/seed, status and the
     first line of its error."""
+    from coflowopt.bench.runner import is_failure
+
     if df.empty or "status" not in df:
         return []
-    bad = df[df["status"].astype(str) != "ok"]
+    # a scheduler's proven "infeasible" (NoFeasibleSchedule) is a result, not a failure
+    err = df["error"] if "error" in df else [""] * len(df)
+    bad = df[[is_failure(st, e) for st, e in zip(df["status"], err, strict=True)]]
     out = []
     for r in bad.itertuples():
         err = str(getattr(r, "error", "") or "").strip().splitlines()

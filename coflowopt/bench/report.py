@@ -9,6 +9,10 @@
 - :func:`to_markdown`, :func:`plot_bars`, :func:`plot_cdf`, :func:`plot_ratios`, and
   :func:`write_report`, which writes them all to ``<results>/report/``.
 
+A scheduler's proven ``infeasible`` result (it raised :class:`~coflowopt.NoFeasibleSchedule`:
+no schedule meets its own constraints, e.g. CoFair with ``E`` below ``E_MPS``) is counted and
+listed as infeasible, apart from the failed tasks.
+
 A note on reading the ratios: the bound is at most the optimum, so ``measured / bound`` is at
 least ``measured / optimum``.  It can exceed an algorithm's proven factor without contradicting
 the theorem; ``measured / optimum`` cannot.
@@ -66,13 +70,14 @@ def tidy(results: pd.DataFrame, suite: Suite | None = None,
     """Long table: one row per task and metric (``metrics`` default: the suite's).
 
     Columns: workload, scheduler, algorithm, seed, status, metric, unit, value, lower_bound,
-    ratio_to_bound, optimum, ratio_to_optimum, factor, objective.  Failed tasks have
-    ``value`` NaN and their status.
+    ratio_to_bound, optimum, ratio_to_optimum, factor, objective, proven_infeasible.  Failed
+    tasks have ``value`` NaN and their status; ``proven_infeasible``: the scheduler proved that
+    no schedule meets its constraints (status ``infeasible``, not a failure).
     """
     metrics = list(metrics or (suite.metrics if suite else ("avg_cct",)))
     cols = ["workload", "scheduler", "algorithm", "seed", "status", "metric", "unit", "value",
             "lower_bound", "ratio_to_bound", "optimum", "ratio_to_optimum", "factor",
-            "objective"]
+            "objective", "proven_infeasible"]
     if results.empty:
         return pd.DataFrame(columns=cols)
     bounds = set(bound_names())
@@ -120,6 +125,7 @@ def tidy(results: pd.DataFrame, suite: Suite | None = None,
         d["factor"] = factor.to_numpy()
         d["objective"] = results.get("objective", pd.Series("", index=results.index)) \
             .astype(object).where(lambda s: s.notna(), "").astype(str).to_numpy()
+        d["proven_infeasible"] = _proven_infeasible(results).to_numpy()
         parts.append(d[cols])
     out = pd.concat(parts, ignore_index=True)
     wl = _order(out["workload"].tolist(), [w.name for w in suite.workloads] if suite else [])
@@ -131,25 +137,39 @@ def tidy(results: pd.DataFrame, suite: Suite | None = None,
     return out.drop(columns=["_w", "_s", "_m"]).reset_index(drop=True)
 
 
+def _proven_infeasible(results: pd.DataFrame) -> pd.Series:
+    """Per row: the scheduler proved no schedule meets its constraints (not a failure)."""
+    from coflowopt.bench.runner import is_failure
+
+    err = results.get("error", pd.Series("", index=results.index)).astype(object) \
+        .where(lambda s: s.notna(), "")
+    return pd.Series([str(st) == "infeasible" and not is_failure(st, e)
+                      for st, e in zip(results["status"], err, strict=True)],
+                     index=results.index, dtype=bool)
+
+
 def summarize(tidy_df: pd.DataFrame, suite: Suite | None = None) -> pd.DataFrame:
-    """Per (metric, workload, scheduler): seeds, failed, mean, std, min, max, lower_bound,
-    ratio_to_bound (mean), ratio_to_bound_max, ratio_to_optimum (mean), factor, objective,
-    reference, ratio_to_reference (mean / reference), reference_source.
+    """Per (metric, workload, scheduler): seeds, failed, infeasible (proven), mean, std, min,
+    max, lower_bound, ratio_to_bound (mean), ratio_to_bound_max, ratio_to_optimum (mean),
+    factor, objective, reference, ratio_to_reference (mean / reference), reference_source.
 
     Published references for schedulers that did not run in the suite appear as rows with
     ``seeds`` 0 and no measurement.
     """
-    cols = ["metric", "workload", "scheduler", "unit", "seeds", "failed", "mean", "std", "min",
-            "max", "lower_bound", "ratio_to_bound", "ratio_to_bound_max", "ratio_to_optimum",
-            "factor", "objective", "reference", "ratio_to_reference", "reference_source"]
+    cols = ["metric", "workload", "scheduler", "unit", "seeds", "failed", "infeasible", "mean",
+            "std", "min", "max", "lower_bound", "ratio_to_bound", "ratio_to_bound_max",
+            "ratio_to_optimum", "factor", "objective", "reference", "ratio_to_reference",
+            "reference_source"]
     rows: list[dict[str, Any]] = []
     for (m, w, s), g in tidy_df.groupby(["metric", "workload", "scheduler"], sort=False):
         ok = g[g["status"] == "ok"]
         v = ok["value"].astype(float)
+        proven = int(g["proven_infeasible"].astype(bool).sum()) if "proven_infeasible" in g \
+            else 0
         rows.append({
             "metric": m, "workload": w, "scheduler": s,
             "unit": next((u for u in g["unit"] if u), ""),
-            "seeds": len(ok), "failed": int(len(g) - len(ok)),
+            "seeds": len(ok), "failed": int(len(g) - len(ok) - proven), "infeasible": proven,
             "mean": v.mean() if len(v) else np.nan,
             "std": v.std(ddof=1) if len(v) > 1 else np.nan,
             "min": v.min() if len(v) else np.nan, "max": v.max() if len(v) else np.nan,
@@ -176,6 +196,7 @@ def summarize(tidy_df: pd.DataFrame, suite: Suite | None = None) -> pd.DataFrame
                 out.loc[len(out)] = {
                     "metric": r.metric, "workload": r.workload, "scheduler": r.scheduler,
                     "unit": unit.iloc[0] if len(unit) else "", "seeds": 0, "failed": 0,
+                    "infeasible": 0,
                     "mean": np.nan, "std": np.nan, "min": np.nan, "max": np.nan,
                     "lower_bound": np.nan, "ratio_to_bound": np.nan,
                     "ratio_to_bound_max": np.nan, "ratio_to_optimum": np.nan, "factor": "",
@@ -231,7 +252,9 @@ def _cells(block: pd.DataFrame, cols: list[tuple[str, str, bool]]) -> list[list[
             if col == "factor":
                 row.append(str(v) if v else "–")
             elif col == "seeds":
-                row.append(f"{int(v)}" + (f" (+{int(r['failed'])} failed)" if r["failed"] else ""))
+                n_inf = int(r.get("infeasible", 0) or 0)
+                row.append(f"{int(v)}" + (f" (+{int(r['failed'])} failed)" if r["failed"] else "")
+                           + (f" (+{n_inf} infeasible)" if n_inf else ""))
             elif col in ("workload", "scheduler"):
                 row.append(str(v))
             else:
@@ -246,9 +269,14 @@ def to_markdown(summary: pd.DataFrame, suite: Suite | None = None,
     lines = [f"# Benchmark suite `{suite.name}`" if suite else "# Benchmark results", ""]
     if suite is not None and suite.description:
         lines += [suite.description.strip(), ""]
+    proven = _proven_infeasible(results) if results is not None and not results.empty \
+        else None
     if results is not None and not results.empty:
         n_ok = int((results["status"] == "ok").sum())
-        lines += [f"{len(results)} tasks: {n_ok} ok, {len(results) - n_ok} failed.", ""]
+        n_inf = int(proven.sum())
+        lines += [f"{len(results)} tasks: {n_ok} ok, {len(results) - n_ok - n_inf} failed"
+                  + (f", {n_inf} infeasible (the scheduler proved no schedule meets its "
+                     "constraints)" if n_inf else "") + ".", ""]
     lines += [
         "mean, std, min, max: over seeds. LB: the instance's lower bound "
         "(`coflowopt.bounds.lower_bounds`); mean/LB and max/LB: measured / LB per seed. Since "
@@ -267,7 +295,17 @@ def to_markdown(summary: pd.DataFrame, suite: Suite | None = None,
             lines += ["", "References: " + "; ".join(src) + "."]
         lines.append("")
     if results is not None and not results.empty:
-        bad = results[results["status"] != "ok"]
+        inf = results[proven]
+        if len(inf):
+            lines += ["## Infeasible (proven by the scheduler)", "",
+                      "| workload | scheduler | seed | why |", "|---|---|---|---|"]
+            for _, r in inf.iterrows():
+                why = str(r.get("error", "")).removeprefix("NoFeasibleSchedule: ")
+                why = why.replace("|", "\\|")
+                lines.append(f"| {r['workload']} | {r['scheduler']} | {int(r['seed'])} | "
+                             f"{why} |")
+            lines.append("")
+        bad = results[(results["status"] != "ok") & ~proven]
         if len(bad):
             lines += ["## Failed tasks", "", "| workload | scheduler | seed | status | error |",
                       "|---|---|---|---|---|"]

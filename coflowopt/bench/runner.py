@@ -9,6 +9,12 @@ In the worker, :func:`run_task` builds the instance from the workload spec and s
 algorithm under the task's time limit, :func:`~coflowopt.validate` s the schedule, and returns
 a row of metrics and lower bounds.  Whatever goes wrong in the task (an exception, an infeasible
 schedule, the time limit) becomes a row with ``status`` and ``error``; the suite goes on.
+
+A scheduler that *proves* no schedule meets its own constraints (it raises
+:class:`~coflowopt.NoFeasibleSchedule`, e.g. CoFair with ``E`` below ``E_MPS``) gives a row with
+status ``infeasible`` and error ``NoFeasibleSchedule: <its one-line reason>``: a result, not a
+failed task (:func:`is_failure`); an invalid schedule (the validator's
+:class:`~coflowopt.InfeasibleSchedule`) is status ``infeasible`` too, but a failure.
 """
 
 from __future__ import annotations
@@ -36,12 +42,27 @@ from coflowopt.bench.tasks import Task, expand
 from coflowopt.bench.timelimit import TaskTimeout, deadline
 
 __all__ = [
+    "NO_FEASIBLE_PREFIX",
     "VOLATILE_COLUMNS",
     "RunResult",
     "dask_executor",
+    "is_failure",
     "run_suite",
     "run_task",
 ]
+
+#: How a row's ``error`` starts when the scheduler proved that no schedule meets its
+#: constraints (status ``infeasible``, not a failure).
+NO_FEASIBLE_PREFIX = "NoFeasibleSchedule: "
+
+
+def is_failure(status: Any, error: Any = "") -> bool:
+    """Whether a row with this ``status`` and ``error`` is a failed task: anything but ``ok``,
+    except a proven ``infeasible`` result (error starting with :data:`NO_FEASIBLE_PREFIX`)."""
+    if str(status) == "ok":
+        return False
+    return not (str(status) == "infeasible" and isinstance(error, str)
+                and error.startswith(NO_FEASIBLE_PREFIX))
 
 #: Columns that describe how and where a task ran rather than what it computed; everything
 #: else in a row is the same for the same task on any executor.
@@ -129,7 +150,7 @@ def _run_here(task: Task) -> dict[str, Any]:
     from coflowopt.bench.workloads import build_workload
     from coflowopt.bounds import lower_bounds
     from coflowopt.metrics import cct, slowdown, summary
-    from coflowopt.schedulers import get
+    from coflowopt.schedulers import NoFeasibleSchedule, get
     from coflowopt.service import run
     from coflowopt.validate import InfeasibleSchedule
 
@@ -168,6 +189,9 @@ def _run_here(task: Task) -> dict[str, Any]:
     except TaskTimeout:
         row["status"] = "timeout"
         row["error"] = f"TaskTimeout: ran past its time limit of {task.timeout:g} s"
+    except NoFeasibleSchedule as exc:  # a proven result of the scheduler, no traceback
+        row["status"] = "infeasible"
+        row["error"] = f"{NO_FEASIBLE_PREFIX}{exc}"
     except InfeasibleSchedule as exc:
         row["status"] = "infeasible"
         row["error"] = f"InfeasibleSchedule: {exc}"
@@ -222,7 +246,8 @@ class RunResult:
     """What one :func:`run_suite` call did.
 
     ``skipped``: tasks already in the results folder; ``ran``: rows written now (of which
-    ``failed`` are errors, timeouts or infeasible schedules); ``lost``: tasks whose worker
+    ``failed`` are errors, timeouts or invalid schedules, :func:`is_failure`; a proven
+    ``infeasible`` result is not a failure); ``lost``: tasks whose worker
     failed without a row (they run again next time); ``remaining``: tasks still to run.
     """
 
@@ -404,7 +429,7 @@ def run_suite(
                     store.save_text("errors", task.key, res["traceback"])
                 store.append(row)
                 ran += 1
-                failed += row["status"] != "ok"
+                failed += is_failure(row["status"], row.get("error", ""))
                 if on_row is not None:
                     on_row(row)
                 bar.update(1)

@@ -255,3 +255,34 @@ def test_cli_bench_lists_failed_tasks_and_exits_nonzero(tmp_path: Path, capsys) 
     assert main(["bench", str(path), "--out", str(tmp_path / "o"), "--executor", "inline",
                  "--no-plots", "--allow-failures"]) == 0
     assert "boom here" in capsys.readouterr().err
+
+
+def test_a_proven_infeasible_result_is_a_row_not_a_failure(tmp_path: Path, capsys) -> None:
+    """CoFair with E = 0.5 (below E_MPS >= 1) proves no schedule meets its deadlines
+    (NoFeasibleSchedule): a row with status "infeasible" and the one-line reason, no traceback
+    file, not counted as failed; ``coflowopt bench`` exits 0; the report lists it apart from
+    the failed tasks."""
+    wl = ('[[workloads]]\nname = "syn-12"\ngenerator = "synthetic"\n'
+          "params = { n_coflows = 12, ports = 8 }\n")
+    text = tiny_suite(seeds="[0, 1]", workloads=wl, schedulers=(
+        '[[schedulers]]\nname = "cofair"\nlabel = "cofair-low"\nparams = { E = 0.5 }\n\n'
+        '[[schedulers]]\nname = "cofair"\n'))
+    path = write(tmp_path, text)
+    run = run_suite(path, out=tmp_path / "out", executor="inline")
+    assert (run.ran, run.failed) == (4, 0)
+    df = run.results()
+    low = df[df["scheduler"] == "cofair-low"]
+    assert set(low["status"]) == {"infeasible"}
+    assert low["error"].str.startswith(
+        "NoFeasibleSchedule: cofair: E = 0.5 is below E_MPS = ").all()
+    assert not any((run.out / "errors" / f"{k}.txt").exists() for k in low["key"])
+    assert set(df[df["scheduler"] == "cofair"]["status"]) == {"ok"}
+    rep = write_report(run.out, load_suite(path), plots=False)
+    assert "## Infeasible (proven by the scheduler)" in rep.markdown
+    assert "## Failed tasks" not in rep.markdown and "2 infeasible" in rep.markdown
+    s = rep.summary
+    assert set(s[s["scheduler"] == "cofair-low"]["infeasible"]) == {2}
+    assert set(s[s["scheduler"] == "cofair-low"]["failed"]) == {0}
+    assert main(["bench", str(path), "--out", str(tmp_path / "cli"), "--executor", "inline",
+                 "--no-plots"]) == 0
+    assert "failed task" not in capsys.readouterr().err
