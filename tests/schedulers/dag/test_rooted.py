@@ -1,0 +1,202 @@
+"""DMA-SRT and DMA-RT (dag-coflows spec section 5): spec Examples 5 and 7 (the reduction
+instance of 3.1 against a slotted time-indexed ILP), fan-out by reversal, validity on the DAG
+generators, seeds, ``l_I = "sqrt"`` and the refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import LinearConstraint, milp
+
+import coflowopt
+from coflowopt.model import CoflowSpec, JobSpec, build_instance
+from coflowopt.schedulers import UnsupportedInstance
+from coflowopt.schedulers.dag.rooted import (
+    DMASRTParams,
+    dma_srt_plan,
+    interval_length,
+    rooted_tree_kind,
+)
+from coflowopt.schedulers.dag.slots import plan_to_schedule, slot_demand
+from coflowopt.validate import validate
+from coflowopt.workloads import dags
+from coflowopt.workloads.dags import CoflowClassMix
+
+TINY = CoflowClassMix.single(1, 3, 1, 4)
+
+
+def example5() -> coflowopt.Instance:
+    cf = [CoflowSpec([(0, 0, 2.0)], id="a"), CoflowSpec([(1, 1, 1.0)], id="b"),
+          CoflowSpec([(0, 1, 3.0)], id="c"), CoflowSpec([(2, 2, 1.0)], id="x"),
+          CoflowSpec([(1, 0, 1.0)], id="r")]
+    return build_instance(3, jobs=[JobSpec(cf, [(0, 3), (1, 3), (3, 4), (2, 4)], id="T")])
+
+
+def test_example5_start_time_rule() -> None:
+    """Spec Example 5 (l_I = 1, Y = (0, 2, 0)): makespan 8, against our reconstruction."""
+    inst = example5()
+    plan = dma_srt_plan(inst, 0, slot_demand(inst), rng=np.random.default_rng(0),
+                        path_delays=np.array([0, 2, 0]))
+    v = validate(inst, plan_to_schedule(inst, plan))
+    assert plan.makespan == 8 and v.end == 8
+    # x starts in interval 3 (p2's candidate), r in 4: the last two slots
+    cid = list(inst.coflow_id)
+    assert v.coflow_start[cid.index("x")] == 6 and v.coflow_start[cid.index("r")] == 7
+
+
+FSP = [(2, 1, 2), (1, 2, 1), (2, 2, 1)]
+
+
+def example7() -> coflowopt.Instance:
+    """Spec 3.1 / Example 7: the flow shop as one fan-in job on m = 4 servers."""
+    cfs, edges = [], []
+    for i, p in enumerate(FSP):
+        for ell, size in enumerate(p):
+            cfs.append(CoflowSpec([(ell, ell, float(size))], id=f"c{i}{ell}"))
+            if ell:
+                edges.append((3 * i + ell - 1, 3 * i + ell))
+    cfs.append(CoflowSpec([(3, 3, 1.0)], id="R"))
+    edges += [(3 * i + 2, 9) for i in range(len(FSP))]
+    return build_instance(4, jobs=[JobSpec(cfs, edges, id="fsp")])
+
+
+def slotted_optimum(inst: coflowopt.Instance, H: int = 12) -> float:
+    """Minimum makespan over unit-slot schedules (capacity 1, integer volumes) by a
+    time-indexed ILP: x[f, t] flow f in slot t; z[c, t] coflow c complete before slot t."""
+    F, C, m = inst.n_flows, inst.n_coflows, inst.ports
+    vol = inst.flow_volume
+    nx_, nz = F * H, C * (H + 1)
+    X = lambda f, t: f * H + t  # noqa: E731
+    Z = lambda c, t: nx_ + c * (H + 1) + t  # noqa: E731
+    cvar = nx_ + nz
+    n = cvar + 1
+    rows, lo, hi = [], [], []
+
+    def add(coef: dict[int, float], lb: float, ub: float) -> None:
+        rows.append(coef)
+        lo.append(lb)
+        hi.append(ub)
+
+    for f in range(F):
+        add({X(f, t): 1.0 for t in range(H)}, vol[f], vol[f])
+        for t in range(H):
+            add({cvar: 1.0, X(f, t): -(t + 1.0)}, 0.0, np.inf)
+    for side in (inst.flow_src, inst.flow_dst):
+        for port in range(m):
+            fl = np.flatnonzero(side == port)
+            for t in range(H):
+                if fl.size:
+                    add({X(int(f), t): 1.0 for f in fl}, -np.inf, 1.0)
+    for c in range(C):
+        for f in inst.flows_of(c):
+            for t in range(H + 1):
+                coef = {Z(c, t): float(vol[f])}
+                coef.update({X(int(f), s): -1.0 for s in range(t)})
+                add(coef, -np.inf, 0.0)
+    for u, v in inst.starts_after.tolist():
+        for f in inst.flows_of(v):
+            for t in range(H):
+                add({X(int(f), t): 1.0, Z(u, t): -1.0}, -np.inf, 0.0)
+    A = sp.lil_matrix((len(rows), n))
+    for i, coef in enumerate(rows):
+        for j, a in coef.items():
+            A[i, j] = a
+    cost = np.zeros(n)
+    cost[cvar] = 1.0
+    integrality = np.ones(n)
+    integrality[cvar] = 0
+    bounds_hi = np.ones(n)
+    bounds_hi[cvar] = np.inf
+    from scipy.optimize import Bounds
+
+    res = milp(cost, constraints=LinearConstraint(A.tocsr(), lo, hi), integrality=integrality,
+               bounds=Bounds(np.zeros(n), bounds_hi))
+    assert res.status == 0
+    return float(res.fun)
+
+
+def test_example7_reduction_instance() -> None:
+    """Spec Example 7: Delta_j = 5, T_j = 6, slotted optimum 9 = 8 + 1 (our ILP); DMA-SRT,
+    feasible, is never below it."""
+    inst = example7()
+    assert rooted_tree_kind(inst, 0) == "fan-in"
+    assert inst.aggregate_size[0] == 5 and inst.critical_path[0] == 6
+    opt = slotted_optimum(inst)
+    assert opt == pytest.approx(9.0)
+    for seed in range(5):
+        for l_I in (1, 2, "sqrt"):
+            res = coflowopt.run(inst, "dma-srt", params={"l_I": l_I}, seed=seed)
+            assert res.valid.end >= opt - 1e-9
+
+
+def test_fan_out_by_reversal() -> None:
+    inst = dags.rooted_trees(1, ports=4, kind="fan-out", nodes=6, seed=3, mix=TINY)
+    assert rooted_tree_kind(inst, 0) == "fan-out"
+    for seed in range(3):
+        res = coflowopt.run(inst, "dma-srt", seed=seed)
+        assert res.valid.end >= inst.critical_path[0] - 1e-9
+
+
+@pytest.mark.parametrize("kind", ["fan-in", "fan-out"])
+@pytest.mark.parametrize("l_I", [1, 3, "sqrt"])
+def test_valid_on_rooted_trees(kind: str, l_I: int | str) -> None:
+    for seed in range(3):
+        inst = dags.rooted_trees(3, ports=4, kind=kind, nodes=(1, 6), seed=seed, mix=TINY)
+        res = coflowopt.run(inst, "dma-rt", params={"l_I": l_I}, seed=seed)
+        lb = max(inst.aggregate_size.max(), inst.critical_path.max())
+        assert res.valid.end >= lb - 1e-9
+        one = dags.rooted_trees(1, ports=4, kind=kind, nodes=(1, 7), seed=seed, mix=TINY)
+        coflowopt.run(one, "dma-srt", params={"l_I": l_I}, seed=seed)
+
+
+@pytest.mark.parametrize("gen", ["ggen_fan_in_fan_out", "layered_dags", "tpcds_like"])
+def test_other_generators_run_or_refuse(gen: str) -> None:
+    """On the general-DAG generators dma-rt runs exactly when every job is a rooted tree, and
+    otherwise refuses in one line naming the job."""
+    make = getattr(dags, gen)
+    for seed in range(3):
+        inst = make(3, ports=4, seed=seed, mix=TINY)
+        trees = all(rooted_tree_kind(inst, j) for j in range(inst.n_jobs))
+        if trees:
+            coflowopt.run(inst, "dma-rt", seed=seed)
+        else:
+            with pytest.raises(UnsupportedInstance) as exc:
+                coflowopt.run(inst, "dma-rt", seed=seed)
+            assert "\n" not in str(exc.value) and "job " in str(exc.value)
+
+
+def test_same_seed_same_schedule() -> None:
+    inst = dags.rooted_trees(4, ports=4, nodes=(2, 6), seed=9, mix=TINY)
+    a = coflowopt.run(inst, "dma-rt", seed=3, keep_schedule=True).schedule
+    b = coflowopt.run(inst, "dma-rt", seed=3, keep_schedule=True).schedule
+    assert a == b
+
+
+def test_sqrt_interval_length() -> None:
+    """l_I = max(1, round(max(Delta_j, T_j) / sqrt(mu_j))): Example 7 has mu 10, max 6."""
+    inst = example7()
+    assert interval_length(inst, 0, slot_demand(inst), "sqrt") == round(6 / np.sqrt(10))
+    assert interval_length(inst, 0, slot_demand(inst), 4) == 4
+    with pytest.raises(ValueError, match="l_I"):
+        DMASRTParams(l_I=0)
+    with pytest.raises(ValueError, match="l_I"):
+        DMASRTParams(l_I="cube")
+
+
+def test_refusals_name_the_job() -> None:
+    two = dags.rooted_trees(2, ports=3, nodes=3, seed=0, mix=TINY)
+    with pytest.raises(UnsupportedInstance, match="2 jobs"):
+        coflowopt.run(two, "dma-srt")
+    diamond = build_instance(2, jobs=[JobSpec([CoflowSpec([(0, 0, 1.0)]) for _ in range(4)],
+                                              [(0, 1), (0, 2), (1, 3), (2, 3)], id="dia")])
+    for name in ("dma-srt", "dma-rt"):
+        with pytest.raises(UnsupportedInstance) as exc:
+            coflowopt.run(diamond, name)
+        assert "'dia'" in str(exc.value) and "\n" not in str(exc.value)
+    late = build_instance(2, jobs=[JobSpec([CoflowSpec([(0, 0, 1.0)])], id="late",
+                                           release=1.0)])
+    with pytest.raises(UnsupportedInstance, match="gdm-rt"):
+        coflowopt.run(late, "dma-rt")
+    with pytest.raises(ValueError, match="1/e"):
+        DMASRTParams(beta=0.2)
