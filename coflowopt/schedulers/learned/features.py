@@ -194,6 +194,19 @@ def _batch(x: np.ndarray, parent: np.ndarray, child: np.ndarray, level: np.ndarr
                     coflows=coflows.astype(np.int64), job=int(job))
 
 
+def _as_state(state: Any) -> DagState:
+    """A :class:`DagState`, or any object with ``time``, ``remaining`` and ``done``/``ready``
+    or ``coflow_done``/``coflow_ready`` (the stepper's state) as one."""
+    if isinstance(state, DagState):
+        return state
+    done = getattr(state, "done", None)
+    ready = getattr(state, "ready", None)
+    if done is None:
+        done, ready = state.coflow_done, state.coflow_ready
+    return DagState(float(state.time), np.asarray(state.remaining, dtype=np.float64),
+                    np.asarray(done, dtype=bool), np.asarray(ready, dtype=bool))
+
+
 def _job_max(values: np.ndarray, job: np.ndarray, n_jobs: int) -> np.ndarray:
     """Per-coflow maximum of ``values`` over its job, 1 where that maximum is not positive."""
     m = np.zeros(n_jobs)
@@ -205,7 +218,7 @@ def _job_max(values: np.ndarray, job: np.ndarray, n_jobs: int) -> np.ndarray:
 def coflow_features(instance: Instance, state: DagState | None = None) -> np.ndarray:
     """``(C, N_FEATURES)`` features of every coflow of ``instance`` (module docstring)."""
     inst = instance
-    st = DagState.initial(inst) if state is None else state
+    st = DagState.initial(inst) if state is None else _as_state(state)
     st.check(inst)
     c, j = inst.n_coflows, inst.coflow_job
     size = np.asarray(inst.coflow_size, dtype=np.float64)
@@ -237,7 +250,8 @@ def coflow_features(instance: Instance, state: DagState | None = None) -> np.nda
 def job_batches(instance: Instance, *, state: DagState | None = None) -> list[DagBatch]:
     """One :class:`DagBatch` per job of ``instance``, in job order.
 
-    ``state`` gives the dynamic features (remaining volume, status flags, unfinished
+    ``state`` (a :class:`DagState`, or the stepper's state with ``coflow_done`` /
+    ``coflow_ready``) gives the dynamic features (remaining volume, status flags, unfinished
     children); ``None`` is :meth:`DagState.initial` (nothing sent; each job as at its
     arrival).
     """
