@@ -19,6 +19,13 @@ coflows ``A``:
    (:func:`coflowopt.schedulers.fair.utopia.fair_emulation`), and the tests use it as an
    independent check of that emulation.
 
+The guarantee is per event, on the remaining volumes.  Without the leftover stage the
+remaining volumes stay proportional and ``P`` never falls while no coflow arrives, so with all
+releases at 0 every coflow ends by ``C_j^0 / P*`` (spec 2.3's consequence, ``S_j <= 1 / P*``).
+With it that static bound can fail: the leftover reshapes a coflow's remaining demand toward
+its bottleneck and lowers ``P`` at the next event (the tests give a two-coflow example:
+``S = 11/6 > 1/P* = 5/3``).
+
 Clairvoyant (it reads remaining volumes).  Reference engine (a Python policy, no kernel);
 releases and Starts-After edges are honoured by the engine.  ``meta["progress"]``: the
 ``(t, P)`` of every event.

@@ -1,0 +1,146 @@
+"""The static-progress baseline (single-stage spec 2.3, [INF]; leftover stage [PROP]): its
+progress against the SPS MILP's ``P*`` (:mod:`coflowopt.lp`), hand-worked slowdowns, the
+static bound ``S_j <= 1 / P*`` without the leftover stage, and validated schedules.
+
+Values that depend on the reconstruction are "against our reconstruction"."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from strategies import instances
+
+import coflowopt
+from coflowopt import CoflowSpec, Instance, build_instance, validate
+from coflowopt import metrics as M
+from coflowopt.lp import sps_model, static_progress
+from coflowopt.schedulers.fair.static_progress import (
+    StaticProgressParams,
+    StaticProgressPolicy,
+    guarantee_rates,
+    run_static_progress,
+)
+from coflowopt.sim import simulate
+
+
+def _three() -> Instance:
+    return build_instance(2, coflows=[
+        CoflowSpec([(0, 0, 1.0)], id="A"),
+        CoflowSpec([(1, 1, 1.0)], id="B"),
+        CoflowSpec([(1, 1, 1.0)], id="C"),
+    ])
+
+
+def _run(inst: Instance, wc: bool):
+    s = run_static_progress(inst, StaticProgressParams(work_conserving=wc))
+    return s, validate(inst, s)
+
+
+def test_hand_worked_three_coflows() -> None:
+    """Against our reconstruction.  Two unit ports; A = in0->out0, B and C = in1->out1, volume
+    1 each, all at t = 0.  d = 1 on each coflow's two ports; in1 and out1 carry 2, so
+    P = 1/2: every flow at 1/2.  Leftover: in0 and out0 have 1/2 free, so A's flow gets +1/2
+    (rate 1) and ends at 1; B and C end at 2 (their ports are full).  Slowdowns (1, 2, 2).
+    Without the leftover stage A also runs at 1/2: (2, 2, 2).  The SPS MILP (lp.sps_model)
+    with the floor P0 = P* = 1/2 has optimum 1 + 2 + 2 = 5 and is infeasible at P0 = 0.6."""
+    inst = _three()
+    s, v = _run(inst, True)
+    assert M.slowdown(v).tolist() == pytest.approx([1.0, 2.0, 2.0])
+    np.testing.assert_allclose(s.meta["progress"], [[0.0, 0.5], [1.0, 0.5]])
+    _, v0 = _run(inst, False)
+    assert M.slowdown(v0).tolist() == pytest.approx([2.0, 2.0, 2.0])
+    assert static_progress(inst).P_star == pytest.approx(0.5)
+    sps = sps_model(inst, 0.5).solve()
+    assert sps.value == pytest.approx(M.weighted_completion(v))
+    assert not sps_model(inst, 0.6).solve().result.has_solution
+
+
+def test_hand_worked_leftover_breaks_the_static_bound() -> None:
+    """Against our reconstruction.  Two unit ports; A = in0->out1 volume 1; B = in0->out0
+    volume 1 and in1->out0 volume 1/2 (C_B^0 = 1.5, d_B = in0 2/3, in1 1/3, out0 1).  in0
+    carries 5/3: P* = 3/5.  Guarantee: A 3/5, B (2/5, 1/5).  Leftover: only B's in1->out0
+    flow can grow (in0 is full): +2/5, rate 3/5, so it ends at t = 5/6.  Then A has 1/2 left
+    and B 2/3 on in0->out0 only: d = 1 each on in0, P = 1/2, both at 1/2; A ends at
+    5/6 + 1 = 11/6, B has 1/6 left, alone at rate 1, ends at 2.  S_A = 11/6 > 1/P* = 5/3.
+    Without the leftover stage: A at 3/5 ends at 5/3 (S_A = 5/3 exactly); B then has 1/3 and
+    1/6 left, both into out0: Gamma = 1/2, P = 1, ends at 13/6 (S_B = 13/9)."""
+    inst = build_instance(2, coflows=[
+        CoflowSpec([(0, 1, 1.0)], id="A"),
+        CoflowSpec([(0, 0, 1.0), (1, 0, 0.5)], id="B"),
+    ])
+    assert static_progress(inst).P_star == pytest.approx(0.6)
+    s, v = _run(inst, True)
+    assert v.coflow_completion.tolist() == pytest.approx([11 / 6, 2.0])
+    np.testing.assert_allclose(s.meta["progress"], [[0.0, 0.6], [5 / 6, 0.5], [11 / 6, 1.0]])
+    _, v0 = _run(inst, False)
+    assert v0.coflow_completion.tolist() == pytest.approx([5 / 3, 13 / 6])
+    assert M.slowdown(v0).tolist() == pytest.approx([5 / 3, 13 / 9])
+
+
+def test_hand_worked_release() -> None:
+    """Against our reconstruction.  The three-coflow instance plus D = in0->out0 volume 1
+    released at t = 1: A ends at 1 (rate 1, as above), D arrives alone on in0/out0 (P = 1/2
+    with B, C), takes the leftover 1/2 too: rate 1, ends at 2.  CCT_D = 1."""
+    inst = build_instance(2, coflows=[
+        CoflowSpec([(0, 0, 1.0)], id="A"),
+        CoflowSpec([(1, 1, 1.0)], id="B"),
+        CoflowSpec([(1, 1, 1.0)], id="C"),
+        CoflowSpec([(0, 0, 1.0)], id="D", release=1.0),
+    ])
+    v = coflowopt.run(inst, "static-progress").valid
+    assert M.cct(v).tolist() == pytest.approx([1.0, 2.0, 2.0, 1.0])
+
+
+@settings(max_examples=25, deadline=None)
+@given(instances(max_coflows=5, max_flows=4, releases=False, dags=False))
+def test_progress_is_the_sps_p_star_and_the_static_bound(inst: Instance) -> None:
+    """At t = 0 (all releases 0) the progress is ``P*`` of the SPS formulation
+    (:func:`coflowopt.lp.static_progress`), and without the leftover stage every coflow
+    meets the SPS consequence ``S_j <= 1 / P*`` (spec 14: SPS => PS with ``E = 1/P0``)."""
+    P = static_progress(inst).P_star
+    s, v = _run(inst, False)
+    assert s.meta["progress"][0, 1] == pytest.approx(P, rel=1e-9)
+    assert (M.slowdown(v) <= (1 + 1e-9) / P).all()
+    s1, _ = _run(inst, True)
+    assert s1.meta["progress"][0, 1] == pytest.approx(P, rel=1e-9)
+
+
+class _Checked(StaticProgressPolicy):
+    """Checks at every event: the guarantee fits on every port, and after the leftover stage
+    every unfinished flow has a saturated port (work conservation)."""
+
+    def rates(self, view):
+        out = super().rates(view)
+        st = view.alloc
+        flows, r, _ = guarantee_rates(view.instance, view.coflows, view.remaining)
+        m = view.ports
+        assert (np.bincount(st.src[flows], weights=r, minlength=m) <= st.cap_in + 1e-9).all()
+        assert (np.bincount(st.dst[flows], weights=r, minlength=m) <= st.cap_out + 1e-9).all()
+        assert (st.rate[flows] >= r - 1e-12).all()
+        used_in = np.bincount(st.src[flows], weights=st.rate[flows], minlength=m)
+        used_out = np.bincount(st.dst[flows], weights=st.rate[flows], minlength=m)
+        full_in = used_in >= st.cap_in * (1 - 1e-9)
+        full_out = used_out >= st.cap_out * (1 - 1e-9)
+        assert (full_in[st.src[flows]] | full_out[st.dst[flows]]).all()
+        return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(instances(max_coflows=5, max_flows=4))
+def test_guarantee_fits_and_leftover_is_work_conserving(inst: Instance) -> None:
+    """Releases and Starts-After included; the schedule validates."""
+    validate(inst, simulate(inst, _Checked(True)))
+
+
+def test_registry_run_and_determinism() -> None:
+    rng = np.random.default_rng(7)
+    coflows = [CoflowSpec([(int(rng.integers(3)), int(rng.integers(3)),
+                            float(rng.uniform(0.5, 3.0))) for _ in range(3)],
+                          release=float(rng.choice([0.0, 1.5])), id=f"c{k}") for k in range(6)]
+    inst = build_instance(3, coflows=coflows)
+    a = coflowopt.run(inst, "static-progress", seed=0).valid
+    b = coflowopt.run(inst, "static-progress", seed=0).valid
+    np.testing.assert_array_equal(a.coflow_completion, b.coflow_completion)
+    with pytest.raises(coflowopt.params.ParamsError, match="work_conserving"):
+        coflowopt.run(inst, "static-progress", params={"work_conserving": "yes"})
