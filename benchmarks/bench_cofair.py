@@ -1,0 +1,254 @@
+"""Benchmark CoFair's order and the MPS estimate of ``E*`` (single-stage spec 3.3, 4.3, 10.1).
+
+1. **CoFair's order** on 10,000 coflows x 150 ports (1-30 flows each, volumes 1-99, seeded):
+   wall time of :func:`coflowopt.schedulers.fair.cofair.cofair_order` from the instance (port
+   loads included) at ``E = E_MPS``, ``1.25 E_MPS`` and ``inf``, best of ``--repeat``, after
+   one warm-up call (numba's cache load); MPS's own time; BSSI (dense, ``coflowopt.orders``)
+   at ``E = inf`` for comparison and as a check (the same order).
+2. **MPS vs the exact bisection** on 100 seeded small instances (2-5 ports, 3-8 coflows, 1-6
+   flows, volumes in {1, 2, 3, 5, 8, 13}: the spec's [VER] set-up): the relative error
+   ``(E* - E_MPS) / E*``, how often they are equal, the speed-up (bisection time / MPS time)
+   and the LP solves per bisection.  The bisection starts from ``max phi_j`` (``use_mps=False``),
+   so it does not assume the bound it is compared with; ``rtol = 1e-3``.
+3. **Larger batches** (50, 200, 1,000 coflows, FB-like synthetic coflows on 20/40/150 ports,
+   releases 0): MPS against the bisection where the bisection finishes within the time limit
+   per size (``--limit``, default 600 s, run in a child process).  Where it does not, the first
+   feasibility LP's time is measured alone (also limited) and the bisection's time is
+   extrapolated as that time x the solves a bisection needed at the previous size; the table
+   says "extrapolated".
+
+    python benchmarks/bench_cofair.py [--quick] [--limit S] [--repeat K] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing as mp
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from coflowopt import Instance
+from coflowopt.lp import min_slowdown, mps, slowdown_feasibility
+from coflowopt.orders import bssi, port_loads
+from coflowopt.schedulers.fair.cofair import cofair_deadlines, cofair_order
+
+RTOL = 1e-3
+
+
+def big_instance(n: int = 10_000, m: int = 150, seed: int = 1) -> Instance:
+    rng = np.random.default_rng(seed)
+    width = rng.integers(1, 31, n)
+    fc = np.repeat(np.arange(n), width)
+    f = fc.size
+    return Instance.from_arrays(m, rng.integers(0, m, f), rng.integers(0, m, f),
+                                rng.integers(1, 100, f).astype(float), fc, n_coflows=n,
+                                coflow_weight=rng.integers(1, 4, n).astype(float))
+
+
+def small_instance(seed: int) -> Instance:
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, 6))
+    n = int(rng.integers(3, 9))
+    width = rng.integers(1, 7, n)
+    fc = np.repeat(np.arange(n), width)
+    f = fc.size
+    vol = rng.choice(np.array([1.0, 2.0, 3.0, 5.0, 8.0, 13.0]), f)
+    return Instance.from_arrays(m, rng.integers(0, m, f), rng.integers(0, m, f), vol, fc,
+                                n_coflows=n)
+
+
+def batch_instance(n: int, m: int, seed: int) -> Instance:
+    from coflowopt.workloads.synthetic import synthetic_trace
+
+    inst = synthetic_trace(n, seed=seed, ports=m, capacity=1.0)
+    return Instance.from_arrays(inst.fabric, inst.flow_src, inst.flow_dst, inst.flow_volume,
+                                inst.flow_coflow, coflow_weight=inst.coflow_weight,
+                                n_coflows=inst.n_coflows)
+
+
+def _best(repeat: int, fn: Any) -> tuple[float, Any]:
+    best, out = math.inf, None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def bench_order(repeat: int) -> list[dict[str, Any]]:
+    inst = big_instance()
+    t_mps, res = _best(repeat, lambda: mps(inst))
+    e_mps = res.E
+    cofair_order(inst, None, cofair_deadlines(inst, e_mps))  # warm-up (numba cache load)
+    rows = [{"what": "MPS (lp.mps)", "E": e_mps, "seconds": t_mps}]
+    sigma = None
+    for label, E in (("E_MPS", e_mps), ("1.25 E_MPS", 1.25 * e_mps), ("inf", math.inf)):
+        D = cofair_deadlines(inst, E)
+        t, sigma = _best(repeat, lambda D=D: cofair_order(inst, None, D))
+        rows.append({"what": f"CoFair order, E = {label}", "E": E, "seconds": t})
+    allc = np.arange(inst.n_coflows)
+    t, want = _best(repeat, lambda: bssi(port_loads(inst, allc, inst.flow_volume),
+                                         inst.coflow_weight))
+    rows.append({"what": "BSSI (dense, orders.bssi)", "E": math.inf, "seconds": t,
+                 "same_order_as_cofair_inf": bool(np.array_equal(want, sigma))})
+    for r in rows:
+        r.update(coflows=inst.n_coflows, ports=inst.ports, flows=inst.n_flows)
+    return rows
+
+
+def bench_small(n_instances: int) -> dict[str, Any]:
+    rel, speed, solves, equal = [], [], [], 0
+    t_mps_all = t_bis_all = 0.0
+    for seed in range(n_instances):
+        inst = small_instance(seed)
+        t0 = time.perf_counter()
+        e_mps = mps(inst).E
+        t_mps = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        res = min_slowdown(inst, use_mps=False, rtol=RTOL)
+        t_bis = time.perf_counter() - t0
+        e_star = res.E_star
+        rel.append((e_star - e_mps) / e_star)
+        equal += abs(e_star - e_mps) <= 2 * RTOL * e_mps
+        speed.append(t_bis / max(t_mps, 1e-9))
+        solves.append(res.lp_solves)
+        t_mps_all += t_mps
+        t_bis_all += t_bis
+    rel_a = np.array(rel)
+    return {"instances": n_instances, "equal_within_rtol": int(equal),
+            "rel_error_max": float(rel_a.max()), "rel_error_min": float(rel_a.min()),
+            "rel_error_mean": float(rel_a.mean()),
+            "mps_below_E_star_minus_rtol": int((rel_a < -2 * RTOL).sum()),
+            "speedup_median": float(np.median(speed)),
+            "speedup_total": t_bis_all / max(t_mps_all, 1e-9),
+            "mps_ms_mean": 1e3 * t_mps_all / n_instances,
+            "bisection_ms_mean": 1e3 * t_bis_all / n_instances,
+            "lp_solves_mean": float(np.mean(solves)), "lp_solves_max": int(np.max(solves))}
+
+
+def _child_bisect(n: int, m: int, seed: int, q: Any) -> None:
+    inst = batch_instance(n, m, seed)
+    t0 = time.perf_counter()
+    res = min_slowdown(inst, use_mps=False, rtol=RTOL)
+    q.put({"E_star": res.E_star, "lp_solves": res.lp_solves,
+           "seconds": time.perf_counter() - t0})
+
+
+def _child_one_lp(n: int, m: int, seed: int, E: float, q: Any) -> None:
+    inst = batch_instance(n, m, seed)
+    t0 = time.perf_counter()
+    r = slowdown_feasibility(inst, E)
+    q.put({"seconds": time.perf_counter() - t0, "feasible": r.feasible})
+
+
+def _limited(target: Any, args: tuple, limit: float) -> dict[str, Any] | None:
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=target, args=(*args, q))
+    p.start()
+    p.join(limit)
+    if p.is_alive():
+        p.terminate()
+        p.join()
+        return None
+    return q.get() if not q.empty() else None
+
+
+def bench_sizes(sizes: list[tuple[int, int]], limit: float) -> list[dict[str, Any]]:
+    rows = []
+    prev_solves = None
+    for n, m in sizes:
+        inst = batch_instance(n, m, 0)
+        t0 = time.perf_counter()
+        e_mps = mps(inst).E
+        t_mps = time.perf_counter() - t0
+        row: dict[str, Any] = {"coflows": n, "ports": m, "flows": inst.n_flows,
+                               "E_mps": e_mps, "mps_seconds": t_mps, "limit_s": limit}
+        got = _limited(_child_bisect, (n, m, 0), limit)
+        if got is not None:
+            row.update(E_star=got["E_star"], lp_solves=got["lp_solves"],
+                       bisection_seconds=got["seconds"], how="measured",
+                       rel_error=(got["E_star"] - e_mps) / got["E_star"],
+                       speedup=got["seconds"] / max(t_mps, 1e-9))
+            prev_solves = got["lp_solves"]
+        else:
+            one = _limited(_child_one_lp, (n, m, 0, e_mps), limit)
+            k = prev_solves or 12
+            if one is not None:
+                est = one["seconds"] * k
+                row.update(E_star=math.nan, lp_solves=k, bisection_seconds=est,
+                           how=f"extrapolated: one LP {one['seconds']:.1f} s x {k} solves",
+                           rel_error=math.nan, speedup=est / max(t_mps, 1e-9))
+            else:
+                row.update(E_star=math.nan, lp_solves=k, bisection_seconds=math.inf,
+                           how=f"one LP did not finish in {limit:g} s", rel_error=math.nan,
+                           speedup=math.inf)
+        rows.append(row)
+    return rows
+
+
+def _table(rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> str:
+    def fmt(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        return str(v)
+
+    cells = [[fmt(r.get(c, "")) for c, _ in cols] for r in rows]
+    widths = [max(len(t), *(len(c[i]) for c in cells)) for i, (_, t) in enumerate(cols)]
+    lines = ["  ".join(t.ljust(w) for (_, t), w in zip(cols, widths, strict=True))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="20 small instances, sizes 50 and 200 only, limit 60 s")
+    ap.add_argument("--limit", type=float, default=600.0, help="bisection limit per size, s")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--json", help="write the results as JSON")
+    args = ap.parse_args(argv)
+    limit = 60.0 if args.quick and args.limit == 600.0 else args.limit
+    out: dict[str, Any] = {}
+
+    out["order"] = bench_order(args.repeat)
+    print("1. CoFair's order, 10,000 coflows x 150 ports "
+          f"({out['order'][0]['flows']:,} flows); best of {args.repeat}")
+    print(_table(out["order"], [("what", "what"), ("E", "E"), ("seconds", "seconds"),
+                                ("same_order_as_cofair_inf", "BSSI = CoFair(inf)")]))
+    print()
+
+    n_small = 20 if args.quick else 100
+    out["small"] = bench_small(n_small)
+    s = out["small"]
+    print(f"2. MPS vs the exact bisection (LP-interval, from max phi, rtol {RTOL:g}) on "
+          f"{n_small} small instances")
+    print(_table([s], [("equal_within_rtol", "E*=E_MPS"), ("rel_error_max", "max rel err"),
+                       ("rel_error_mean", "mean rel err"),
+                       ("mps_below_E_star_minus_rtol", "E_MPS>E*"),
+                       ("mps_ms_mean", "MPS ms"), ("bisection_ms_mean", "bisect ms"),
+                       ("speedup_median", "speed-up (median)"),
+                       ("lp_solves_mean", "LP solves mean"), ("lp_solves_max", "max")]))
+    print()
+
+    sizes = [(50, 20), (200, 40)] if args.quick else [(50, 20), (200, 40), (1000, 150)]
+    out["sizes"] = bench_sizes(sizes, limit)
+    print(f"3. Larger batches (FB-like synthetic, r = 0); bisection limit {limit:g} s per size")
+    print(_table(out["sizes"], [("coflows", "coflows"), ("ports", "ports"), ("flows", "flows"),
+                                ("E_mps", "E_MPS"), ("E_star", "E*"),
+                                ("rel_error", "rel err"), ("mps_seconds", "MPS s"),
+                                ("bisection_seconds", "bisection s"), ("lp_solves", "LPs"),
+                                ("speedup", "speed-up"), ("how", "how")]))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(out, fh, indent=1, default=float)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
