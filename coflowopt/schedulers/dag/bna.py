@@ -55,6 +55,7 @@ __all__ = [
     "bna_plan",
     "effective_size",
     "merge_pieces",
+    "resolve_runs_hk",
     "run_bna",
     "sequential_order",
     "supports_bna",
@@ -257,6 +258,156 @@ def birkhoff_von_neumann(D: np.ndarray, rule: str = "maxweight"
     return _peel_hk(A)
 
 
+@numba.njit(cache=True)
+def _assign_real_first(D, perms, durs, ri, ci, amt):
+    """Real-first execution of a decomposition: the items (local pair ``(ri, ci)``, ``amt``
+    slots, in priority order) of each pair take its matched time one after another, in time
+    order; pieces ``(item, start, length)``, consecutive pieces of one item joined."""
+    k = D.shape[0]
+    n = ri.size
+    # items of each pair in their order (stable counting sort)
+    cnt = np.zeros(k * k + 1, np.int64)
+    for i in range(n):
+        cnt[ri[i] * k + ci[i] + 1] += 1
+    for p in range(k * k):
+        cnt[p + 1] += cnt[p]
+    at = cnt[:-1].copy()
+    by_pair = np.empty(n, np.int64)
+    for i in range(n):
+        p = ri[i] * k + ci[i]
+        by_pair[at[p]] = i
+        at[p] += 1
+    cur = cnt[:-1].copy()              # next item of each pair
+    rem = np.zeros(k * k, np.int64)    # slots left of the current item
+    for p in range(k * k):
+        if cnt[p] < cnt[p + 1]:
+            rem[p] = amt[by_pair[cnt[p]]]
+    K = durs.size
+    cap = n + K * k
+    o_item = np.empty(cap, np.int64)
+    o_start = np.empty(cap, np.int64)
+    o_len = np.empty(cap, np.int64)
+    last = np.full(n, -1, np.int64)
+    m = 0
+    t = 0
+    for kk in range(K):
+        dur = durs[kk]
+        for s in range(k):
+            p = s * k + perms[kk, s]
+            left = dur
+            off = t
+            while left > 0 and cur[p] < cnt[p + 1]:
+                it = by_pair[cur[p]]
+                take = min(left, rem[p])
+                j = last[it]
+                if j >= 0 and o_start[j] + o_len[j] == off:
+                    o_len[j] += take
+                else:
+                    o_item[m] = it
+                    o_start[m] = off
+                    o_len[m] = take
+                    last[it] = m
+                    m += 1
+                left -= take
+                off += take
+                rem[p] -= take
+                if rem[p] == 0:
+                    cur[p] += 1
+                    if cur[p] < cnt[p + 1]:
+                        rem[p] = amt[by_pair[cur[p]]]
+        t += dur
+    return o_item[:m].copy(), o_start[:m].copy(), o_len[:m].copy()
+
+
+@numba.njit(cache=True)
+def _compress(src, dst):
+    """Local row and column indices of the active ports, and the square size ``k``."""
+    n = src.size
+    hi = 0
+    for i in range(n):
+        hi = max(hi, src[i] + 1, dst[i] + 1)
+    rmap = np.full(hi, -1, np.int64)
+    cmap = np.full(hi, -1, np.int64)
+    ri = np.empty(n, np.int64)
+    ci = np.empty(n, np.int64)
+    nr = 0
+    nc = 0
+    # ports numbered in increasing port order (as np.unique would)
+    for i in range(n):
+        rmap[src[i]] = 0
+        cmap[dst[i]] = 0
+    for x in range(hi):
+        if rmap[x] == 0:
+            rmap[x] = nr
+            nr += 1
+        else:
+            rmap[x] = -1
+        if cmap[x] == 0:
+            cmap[x] = nc
+            nc += 1
+        else:
+            cmap[x] = -1
+    for i in range(n):
+        ri[i] = rmap[src[i]]
+        ci[i] = cmap[dst[i]]
+    return ri, ci, max(nr, nc)
+
+
+@numba.njit(cache=True)
+def _items_hk(src, dst, amt):
+    """:func:`bna_items` with the ``"hk"`` rule, compiled end to end."""
+    ri, ci, k = _compress(src, dst)
+    D = np.zeros((k, k), np.int64)
+    for i in range(src.size):
+        D[ri[i], ci[i]] += amt[i]
+    E = 0
+    for x in range(k):
+        rs = 0
+        cs = 0
+        for y in range(k):
+            rs += D[x, y]
+            cs += D[y, x]
+        E = max(E, rs, cs)
+    A = D.copy()
+    _augment_nw(A, E)
+    perms, durs = _peel_hk(A)
+    item, start, length = _assign_real_first(D, perms, durs, ri, ci, amt)
+    return item, start, length, E
+
+
+@numba.njit(cache=True)
+def resolve_runs_hk(src, dst, ptr, rlen, begin):
+    """DMA step 4 for many runs at once (rule ``"hk"``): run ``g`` has members
+    ``ptr[g]:ptr[g+1]`` (ports ``src``, ``dst``, in priority order), each needing ``rlen[g]``
+    slots, and starts at slot ``begin[g]``; returns pieces ``(member, start, length)``."""
+    n_runs = ptr.size - 1
+    cap = 4 * src.size + 16
+    o_m = np.empty(cap, np.int64)
+    o_s = np.empty(cap, np.int64)
+    o_n = np.empty(cap, np.int64)
+    m = 0
+    for g in range(n_runs):
+        a = ptr[g]
+        b = ptr[g + 1]
+        amt = np.full(b - a, rlen[g], np.int64)
+        item, start, length, _ = _items_hk(src[a:b], dst[a:b], amt)
+        if m + item.size > cap:
+            cap = 2 * (m + item.size)
+            o_m2 = np.empty(cap, np.int64)
+            o_s2 = np.empty(cap, np.int64)
+            o_n2 = np.empty(cap, np.int64)
+            o_m2[:m] = o_m[:m]
+            o_s2[:m] = o_s[:m]
+            o_n2[:m] = o_n[:m]
+            o_m, o_s, o_n = o_m2, o_s2, o_n2
+        for i in range(item.size):
+            o_m[m] = a + item[i]
+            o_s[m] = begin[g] + start[i]
+            o_n[m] = length[i]
+            m += 1
+    return o_m[:m].copy(), o_s[:m].copy(), o_n[:m].copy()
+
+
 def bna_items(src: np.ndarray, dst: np.ndarray, amount: np.ndarray, *,
               rule: str = "maxweight") -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """BNA of the matrix of ``items`` (item ``i`` needs ``amount[i]`` slots on pair
@@ -272,51 +423,17 @@ def bna_items(src: np.ndarray, dst: np.ndarray, amount: np.ndarray, *,
     if live.size == 0:
         return z, z, z, 0
     s_, d_, a_ = src[live], dst[live], amount[live]
-    rows, ri = np.unique(s_, return_inverse=True)
-    cols, ci = np.unique(d_, return_inverse=True)
-    k = max(rows.size, cols.size)
-    pair = ri * k + ci
-    D = np.bincount(pair, weights=a_, minlength=k * k).astype(_I64).reshape(k, k)
-    perms, durs = birkhoff_von_neumann(D, rule)
-    eff = int(durs.sum())
-    tau = np.cumsum(durs) - durs
-    # matched real pairs of every matching, in (pair, time) order
-    real = D[np.arange(k)[None, :], perms] > 0
-    kk, ss = np.nonzero(real)
-    ppair = ss * k + perms[kk, ss]
-    o = np.lexsort((kk, ppair))
-    kk, ppair = kk[o], ppair[o]
-    pdur = durs[kk]
-    ptime = tau[kk]
-    # pair-local matched time, clipped at the pair's real demand
-    cum = np.cumsum(pdur)
-    phead = np.r_[True, ppair[1:] != ppair[:-1]]
-    pbase = np.maximum.accumulate(np.where(phead, cum - pdur, 0))
-    ploc = (cum - pdur) - pbase
-    dem = D.reshape(-1)[ppair]
-    keep = ploc < dem
-    ppair, ptime, ploc = ppair[keep], ptime[keep], ploc[keep]
-    # global coordinate: pairs laid end to end by pair index
-    upairs = np.flatnonzero(D.reshape(-1) > 0)
-    gbase = np.zeros(k * k, _I64)
-    gbase[upairs] = np.cumsum(D.reshape(-1)[upairs]) - D.reshape(-1)[upairs]
-    pg = gbase[ppair] + ploc
-    # items of each pair in array order
-    io = np.lexsort((np.arange(live.size), pair))
-    ia = a_[io]
-    icum = np.cumsum(ia)
-    ihead = np.r_[True, pair[io][1:] != pair[io][:-1]]
-    ibase = np.maximum.accumulate(np.where(ihead, icum - ia, 0))
-    ig = gbase[pair[io]] + (icum - ia) - ibase
-    total = int(D.sum())
-    cuts = np.union1d(pg, ig)
-    seg_len = np.diff(np.r_[cuts, total])
-    pi = np.searchsorted(pg, cuts, side="right") - 1
-    ii = np.searchsorted(ig, cuts, side="right") - 1
-    start = ptime[pi] + (cuts - pg[pi])
-    item = live[io[ii]]
-    item, start, length = merge_pieces(item, start, seg_len)
-    return item, start, length, eff
+    ri, ci, k = _compress(s_, d_)
+    if _pick_rule(rule, k) == "hk":
+        item, start, length, eff = _items_hk(s_, d_, a_)
+    else:
+        D = np.zeros((k, k), _I64)
+        np.add.at(D, (ri, ci), a_)
+        perms, durs = birkhoff_von_neumann(D, "maxweight")
+        eff = int(durs.sum())
+        item, start, length = _assign_real_first(D, perms, durs, ri, ci, a_)
+    item, start, length = merge_pieces(live[item], start, length)
+    return item, start, length, int(eff)
 
 
 def merge_pieces(item: np.ndarray, start: np.ndarray, length: np.ndarray

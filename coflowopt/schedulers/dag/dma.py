@@ -14,7 +14,9 @@ Algorithm 2, Section IV; spec dag-coflows section 4).
    ``order`` given, e.g. G-DM's sigma).  Polynomial form [P] (spec 4.4): the merged schedule
    is cut into *runs* of constant membership (boundaries at every start and end of a piece of
    any job) and a run of ``len`` slots with matrix ``M`` becomes ``BNA(len * M)``.  Empty runs
-   take no time [R/P]: idle slots are compressed.
+   take no time [R/P]: idle slots are compressed.  With ``rule="auto"`` (the scheduler
+   default) or ``"hk"`` the colliding runs are resolved by the compiled ``"hk"`` rule in one
+   call [P]; ``"maxweight"`` resolves them one by one in Python.
 
 Makespan ``= sum_t eff(M(t))`` slots.  Theorem 2 [S]: ``O(mu g(m))`` times the optimal makespan
 (in expectation [R]) for any constant ``beta > 1/e``.
@@ -37,7 +39,7 @@ import numpy as np
 from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
-from coflowopt.schedulers.dag.bna import bna_items, bna_plan, merge_pieces
+from coflowopt.schedulers.dag.bna import bna_items, bna_plan, merge_pieces, resolve_runs_hk
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
     finishes_before_refusal,
@@ -187,13 +189,23 @@ def delay_and_merge(instance: Instance, plans: Sequence[SlotPlan], delays: np.nd
         cm = cm[o]
         crun = run[cm]
         cut = np.flatnonzero(np.r_[True, crun[1:] != crun[:-1], True])
-        for a, b in zip(cut[:-1].tolist(), cut[1:].tolist(), strict=True):
-            idx = cm[a:b]
-            r = int(crun[a])
-            item, s, ln, _ = bna_items(ms[idx], md[idx], np.full(b - a, rlen[r]), rule=rule)
-            out_f.append(mflow[idx[item]])
-            out_s.append(begin[r] + s)
+        runs = crun[cut[:-1]]
+        if rule in ("hk", "auto"):
+            # compiled: every colliding run in one call
+            mem, s, ln = resolve_runs_hk(ms[cm], md[cm], cut.astype(_I64), rlen[runs],
+                                         begin[runs])
+            out_f.append(mflow[cm[mem]])
+            out_s.append(s)
             out_n.append(ln)
+        else:
+            for g, (a, b) in enumerate(zip(cut[:-1].tolist(), cut[1:].tolist(), strict=True)):
+                idx = cm[a:b]
+                r = int(runs[g])
+                item, s, ln, _ = bna_items(ms[idx], md[idx], np.full(b - a, rlen[r]),
+                                           rule=rule)
+                out_f.append(mflow[idx[item]])
+                out_s.append(begin[r] + s)
+                out_n.append(ln)
     f, s, ln = merge_pieces(np.concatenate(out_f), np.concatenate(out_s), np.concatenate(out_n))
     return SlotPlan(f, s, ln)
 
