@@ -37,11 +37,11 @@ with one segment per flow of positive volume.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
@@ -49,34 +49,102 @@ from coflowopt.schedule import Schedule
 __all__ = ["policy_converter"]
 
 
-class _Timelines:
-    """Busy intervals ``[start, end)`` of every port (ingress ``0..m-1``, egress ``m..2m-1``)."""
-
-    def __init__(self, n_ports: int):
-        self.start: list[list[float]] = [[] for _ in range(n_ports)]
-        self.end: list[list[float]] = [[] for _ in range(n_ports)]
-
-    def feasible(self, a: int, b: int, t0: float, dur: float
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The start times ``t >= t0`` at which ports ``a`` and ``b`` are both free on
-        ``[t, t + dur)``, as intervals ``[lo_k, hi_k]`` (ascending; the last is unbounded),
-        with ``gap_end_k``, the end of the free gap each lies in.  Exact comparisons: a gap
-        that rounding makes a hair too short is skipped, never overfilled."""
-        s = np.array(self.start[a] + self.start[b], dtype=np.float64)
-        e = np.array(self.end[a] + self.end[b], dtype=np.float64)
-        o = np.argsort(s, kind="stable")
-        s = s[o]
-        e = np.maximum.accumulate(e[o]) if e.size else e
-        gap_lo = np.maximum(np.concatenate([[-np.inf], e]), t0)
-        gap_end = np.concatenate([s, [np.inf]])
-        gap_hi = gap_end - dur
-        ok = gap_hi >= gap_lo
-        return gap_lo[ok], gap_hi[ok], gap_end[ok]
-
-    def occupy(self, a: int, b: int, start: float, end: float) -> None:
-        for p in (a, b):
-            self.start[p].append(start)
-            self.end[p].append(end)
+@njit(cache=True)
+def _place(rank, ready_at, succ_ptr, succ, pending, fptr, flows, fsrc, fdst, dur, port_ptr,
+           align):  # pragma: no cover - compiled
+    """The placement loop (compiled).  Per port ``p`` the busy intervals are
+    ``bs[port_ptr[p]:port_ptr[p] + cnt[p]]`` / ``be[...]``, sorted (a port's intervals are
+    disjoint).  Returns per flow its start and end (NaN for flows not placed) and the number
+    of coflows placed."""
+    n = rank.shape[0]
+    nf = fsrc.shape[0]
+    fstart = np.full(nf, np.nan)
+    fend = np.full(nf, np.nan)
+    bs = np.empty(port_ptr[-1])
+    be = np.empty(port_ptr[-1])
+    cnt = np.zeros(port_ptr.shape[0] - 1, dtype=np.int64)
+    eligible = pending == 0
+    placed = 0
+    for _ in range(n):
+        c = -1
+        for x in range(n):  # the eligible coflow of best rank
+            if eligible[x] and (c < 0 or rank[x] < rank[c]):
+                c = x
+        if c < 0:
+            break
+        eligible[c] = False
+        t0 = ready_at[c]
+        end_c = t0
+        end_star = np.nan
+        for q in range(fptr[c], fptr[c + 1]):  # longest first: the first is f*
+            fl = flows[q]
+            d = dur[fl]
+            pa, pb = fsrc[fl], fdst[fl]
+            oa, ob = port_ptr[pa], port_ptr[pb]
+            na, nb = cnt[pa], cnt[pb]
+            # the first interval ending after t0 on each port
+            ia = np.searchsorted(be[oa:oa + na], t0, side="right")
+            ib = np.searchsorted(be[ob:ob + nb], t0, side="right")
+            aligned = align and not np.isnan(end_star)
+            want = end_star - d if aligned else t0
+            best_start = np.nan
+            best_end = np.inf
+            best_dist = np.inf
+            cur = t0
+            while True:  # walk the common free gaps [cur, nxt) in time order
+                if ia < na and (ib >= nb or bs[oa + ia] <= bs[ob + ib]):
+                    nxt, nend = bs[oa + ia], be[oa + ia]
+                    ia += 1
+                elif ib < nb:
+                    nxt, nend = bs[ob + ib], be[ob + ib]
+                    ib += 1
+                else:
+                    nxt, nend = np.inf, np.inf
+                hi = nxt - d
+                if hi >= cur:  # exact: a gap rounding makes too short is skipped
+                    if not aligned:
+                        best_start, best_end = cur, nxt
+                        break
+                    cand = min(max(want, cur), hi)
+                    dist = abs(cand - want)
+                    if dist < best_dist:  # strict: ties keep the earlier start
+                        best_dist, best_start, best_end = dist, cand, nxt
+                    if cur >= want or dist == 0.0:
+                        break  # later gaps only start further from want
+                elif aligned and cur - want >= best_dist:
+                    break
+                if nxt == np.inf:
+                    break
+                if nend > cur:
+                    cur = nend
+            start = best_start
+            end = end_star if aligned and start == want else start + d
+            end = min(end, best_end)  # never past the next busy interval
+            if np.isnan(end_star):
+                end_star = end
+            fstart[fl] = start
+            fend[fl] = end
+            for p in (pa, pb):  # sorted insert
+                o = port_ptr[p]
+                k = cnt[p]
+                while k > 0 and bs[o + k - 1] > start:
+                    bs[o + k] = bs[o + k - 1]
+                    be[o + k] = be[o + k - 1]
+                    k -= 1
+                bs[o + k] = start
+                be[o + k] = end
+                cnt[p] += 1
+            if end > end_c:
+                end_c = end
+        placed += 1
+        for q in range(succ_ptr[c], succ_ptr[c + 1]):
+            x = succ[q]
+            if end_c > ready_at[x]:
+                ready_at[x] = end_c
+            pending[x] -= 1
+            if pending[x] == 0:
+                eligible[x] = True
+    return fstart, fend, placed
 
 
 def policy_converter(instance: Instance, priority: Sequence[float] | np.ndarray | None = None,
@@ -117,59 +185,27 @@ def policy_converter(instance: Instance, priority: Sequence[float] | np.ndarray 
     cap_in, cap_out = inst.fabric.capacity_in, inst.fabric.capacity_out
     rate = np.minimum(cap_in[inst.flow_src], cap_out[inst.flow_dst]).astype(np.float64)
     dur = inst.flow_volume / rate
-    fstart = np.full(inst.n_flows, np.nan)
-    fend = np.full(inst.n_flows, np.nan)
-    completion = np.zeros(n)
     release = inst.release.astype(np.float64)
 
     succ_ptr, succ = inst.successors_ptr
     pending = np.bincount(inst.starts_after[:, 1], minlength=n).astype(np.int64)
-    ready_at = release.copy()
-    heap = [(int(rank[c]), int(c)) for c in np.flatnonzero(pending == 0)]
-    heapq.heapify(heap)
-    tl = _Timelines(2 * m)
-    placed = 0
-    while heap:
-        _, c = heapq.heappop(heap)
-        t0 = float(ready_at[c])
-        f = inst.flows_of(c)
-        f = f[inst.flow_volume[f] > 0]
-        end_c = t0
-        if f.size:
-            # longest first, ties by position: f[0] is f*
-            f = f[np.lexsort((f, -dur[f]))]
-            end_star = None
-            for fl in f.tolist():
-                a, b, d = int(inst.flow_src[fl]), m + int(inst.flow_dst[fl]), float(dur[fl])
-                lo, hi, gap_end = tl.feasible(a, b, t0, d)
-                if end_star is None or not align:
-                    k = 0
-                    start = float(lo[0])
-                    end = start + d
-                else:
-                    want = end_star - d
-                    cand = np.clip(want, lo, hi)
-                    k = int(np.argmin(np.abs(cand + d - end_star)))  # first min: earlier start
-                    start = float(cand[k])
-                    # a flow aligned exactly keeps End* as its end (no rounding sliver)
-                    end = end_star if start == want else start + d
-                end = min(end, float(gap_end[k]))  # never past the next busy interval
-                if end_star is None:
-                    end_star = end
-                fstart[fl], fend[fl] = start, end
-                tl.occupy(a, b, start, end)
-                end_c = max(end_c, end)
-        completion[c] = end_c
-        placed += 1
-        if progress is not None:
-            progress(float(placed), float(n))
-        for s in succ[succ_ptr[c]:succ_ptr[c + 1]].tolist():
-            ready_at[s] = max(ready_at[s], end_c)
-            pending[s] -= 1
-            if pending[s] == 0:
-                heapq.heappush(heap, (int(rank[s]), s))
+    # per coflow its flows of positive volume, longest first (ties: position)
+    pos = np.flatnonzero(inst.flow_volume > 0)
+    pos = pos[np.lexsort((pos, -dur[pos], inst.flow_coflow[pos]))]
+    fptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(inst.flow_coflow[pos], minlength=n), out=fptr[1:])
+    fsrc = inst.flow_src.astype(np.int64)
+    fdst = m + inst.flow_dst.astype(np.int64)
+    port_ptr = np.zeros(2 * m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(fsrc[pos], minlength=2 * m) + np.bincount(fdst[pos], minlength=2 * m),
+              out=port_ptr[1:])
+    fstart, fend, placed = _place(rank, release.copy(), succ_ptr.astype(np.int64),
+                                  succ.astype(np.int64), pending, fptr, pos.astype(np.int64),
+                                  fsrc, fdst, dur.astype(np.float64), port_ptr, bool(align))
     if placed != n:  # cannot happen on a checked (acyclic) instance
         raise ValueError("policy_converter: the Starts-After edges have a cycle")
+    if progress is not None:
+        progress(float(n), float(n))
 
     live = np.flatnonzero(~np.isnan(fstart))
     md = {"scheduler": "policy_converter", "align": bool(align)}
