@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "coflowopt.bench.cli",
     "coflowopt.proofs_check.cli",
     "coflowopt.cli_run",
+    "coflowopt.learn_cli",
 )
 
 

@@ -468,8 +468,13 @@ def train(config: TrainConfig, *, resume: bool = False, instance: Instance | Non
     if cfg.workers > 1:
         import multiprocessing
 
+        # fork where there is one (workers start in milliseconds; they run numpy and the
+        # compiled stepper only, never torch, so torch's threads in this process are no
+        # hazard there), else spawn
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         pool = ProcessPoolExecutor(max_workers=cfg.workers, initializer=_init_worker,
-                                   mp_context=multiprocessing.get_context("spawn"))
+                                   mp_context=ctx)
     bar = None
     if progress:
         from tqdm import tqdm
