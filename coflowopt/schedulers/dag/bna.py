@@ -376,7 +376,8 @@ def _items_hk(src, dst, amt):
 
 
 @numba.njit(cache=True)
-def resolve_runs_hk(src, dst, ptr, rlen, begin):
+def resolve_runs_hk(src: np.ndarray, dst: np.ndarray, ptr: np.ndarray, rlen: np.ndarray,
+                    begin: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """DMA step 4 for many runs at once (rule ``"hk"``): run ``g`` has members
     ``ptr[g]:ptr[g+1]`` (ports ``src``, ``dst``, in priority order), each needing ``rlen[g]``
     slots, and starts at slot ``begin[g]``; returns pieces ``(member, start, length)``."""
