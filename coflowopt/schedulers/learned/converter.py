@@ -30,9 +30,10 @@ Concrete semantics [PROP] (the paper gives only the listing):
 * later coflows may fill earlier gaps (the timelines are searched from ``t0``, not from their
   ends).
 
-``align=False`` places every flow at its earliest feasible start instead (plain ASAP list
-scheduling, the comparison of example E4).  The output is a :class:`~coflowopt.Schedule`
-with one segment per flow of positive volume.
+The placement loop is compiled (numba, self-contained: it calls no compiled function of
+another module).  ``align=False`` places every flow at its earliest feasible start instead
+(plain ASAP list scheduling, the comparison of example E4).  The output is a
+:class:`~coflowopt.Schedule` with one segment per flow of positive volume.
 """
 
 from __future__ import annotations

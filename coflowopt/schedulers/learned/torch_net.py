@@ -12,6 +12,10 @@ probabilities ``softmax(p)`` over the nodes still undrawn; ``log mu_theta(s, a)`
 of the draws' log-probabilities.  :func:`plackett_luce_sample` draws by the Gumbel-max
 construction (sort ``p_i + G_i``, ``G_i`` standard Gumbel), which has exactly that law.
 Greedy (sorted by ``p``) at evaluation: :func:`greedy_order`.
+
+Speed: the graphs are tiny, so torch's per-operation overhead dominates; with
+``torch.set_num_threads(1)`` a 64-node DAG's forward takes about 9 ms and forward + backward
+about 20 ms on a shared 2-core machine (about 60 / 190 ms with two intra-op threads).
 """
 
 from __future__ import annotations
