@@ -25,12 +25,14 @@ from typing import Any
 
 from coflowopt.lp import best_lower_bound, mps, tian_lp
 from coflowopt.model import Instance
+from coflowopt.schedulers.registry import UnsupportedInstance
 
 from . import instances as gen
 from .reference import EXACT, LB, exact_optimum, factor_trial, fluid_eligible, run_validated
 from .registry import Check, Trial, register_check, register_family
 
-_SOFT_ERRORS = (NotImplementedError, ImportError)
+# a refusal (the instance is outside what the algorithm supports) is a skip, not a failure
+_SOFT_ERRORS = (NotImplementedError, ImportError, UnsupportedInstance)
 
 
 def _call(algs: Mapping[str, Any], name: str, inst: Instance, objective: str,

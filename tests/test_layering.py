@@ -95,3 +95,17 @@ def test_import_coflowopt_stays_light() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT)
     assert out.stdout.strip() == "", f"import coflowopt loaded: {out.stdout.strip()}"
+
+
+def test_every_package_is_listed_for_installation() -> None:
+    # a plain (non-editable) install ships only the packages setup.cfg names
+    import configparser
+
+    root = Path(__file__).resolve().parents[1]
+    cfg = configparser.ConfigParser()
+    cfg.read(root / "setup.cfg")
+    listed = set(cfg["options"]["packages"].split())
+    found = {".".join(p.parent.relative_to(root).parts)
+             for p in (root / "coflowopt").rglob("__init__.py")}
+    found |= {"coflowopt.lp", "coflowopt.proofs_check"}
+    assert found <= listed, sorted(found - listed)
