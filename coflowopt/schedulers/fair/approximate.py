@@ -58,10 +58,13 @@ class LPNotSolved(RuntimeError):
 class ApproximateParams(Params):
     """``time_limit``: seconds for the ordering LP (the run fails with a one-line error when
     it is not solved to optimality in time); ``backend``: the LP back-end of
-    :func:`coflowopt.lp.solve`."""
+    :func:`coflowopt.lp.solve`; ``lp_solver``: HiGHS's method (``highs`` back-end only):
+    ``ipm`` (default, [PROP]: interior point with crossover, 8x faster than HiGHS's own choice
+    on 100 FB2010 coflows released at 0), ``simplex`` or ``choose`` (HiGHS decides)."""
 
     time_limit: float = 600.0
     backend: Literal["highs", "scipy", "pulp"] = "highs"
+    lp_solver: Literal["ipm", "simplex", "choose"] = "ipm"
 
     def check(self) -> None:
         if not self.time_limit > 0:
@@ -279,7 +282,9 @@ def run_approximate(instance: Instance, params: ApproximateParams, *, seed: Any 
     inst = instance
     if inst.n_coflows == 0:
         return Schedule.empty()
-    lp = ordering_lp(inst, SolveParams(time_limit=p.time_limit), backend=p.backend)
+    opts = {"solver": p.lp_solver} if p.backend == "highs" else None
+    lp = ordering_lp(inst, SolveParams(time_limit=p.time_limit, options=opts),
+                     backend=p.backend)
     if not lp.optimal or lp.order is None:
         why = f": {lp.result.message}" if lp.result.message else ""
         raise LPNotSolved(
@@ -288,7 +293,8 @@ def run_approximate(instance: Instance, params: ApproximateParams, *, seed: Any 
             f"{p.time_limit:g} s, backend {p.backend}){why}")
     out = list_schedule(inst, lp.order)
     out.meta.update({"scheduler": "approximate",
-                     "params": {"time_limit": p.time_limit, "backend": p.backend},
+                     "params": {"time_limit": p.time_limit, "backend": p.backend,
+                                "lp_solver": p.lp_solver},
                      "lp_value": float(lp.value), "lp_seconds": float(lp.result.runtime),
                      "lp_f": lp.C, "order": lp.order,
                      "dag_order": "LP on the coflows ignoring Starts-After edges"

@@ -148,6 +148,9 @@ def test_registry_factor_and_lp_failure() -> None:
         run_approximate(big, ApproximateParams(time_limit=1e-6))
     with pytest.raises(ValueError, match="time_limit"):
         ApproximateParams(time_limit=0.0)
+    for params in ({"backend": "scipy"}, {"lp_solver": "simplex"}):
+        r = coflowopt.run(inst1, "approximate", params=params).valid
+        assert r.meta["lp_value"] == pytest.approx(ordering_lp(inst1).value)
     a = coflowopt.run(inst1, "approximate", seed=1).valid
     b = coflowopt.run(inst1, "approximate", seed=2).valid
     np.testing.assert_array_equal(a.coflow_completion, b.coflow_completion)
