@@ -113,24 +113,88 @@ def _hpop(hk, hv, n):
 
 
 @njit(cache=True)
-def _list_schedule(lst, src, dst, vol, fcof, release, npred, sptr, succ, cap_in, cap_out):
-    """Non-preemptive list scheduling of flows (module docstring, step 3).  Returns
-    ``(start, end, rate, coflow_done)`` per flow / coflow (NaN start for zero-volume flows)."""
+def _ipush(h, base, n, key):
+    """Push ``key`` on the int64 min-heap stored in ``h[base:base + n]``; returns ``n + 1``."""
+    i = n
+    h[base + i] = key
+    while i > 0:
+        p = (i - 1) // 2
+        if h[base + p] <= h[base + i]:
+            break
+        h[base + p], h[base + i] = h[base + i], h[base + p]
+        i = p
+    return n + 1
+
+
+@njit(cache=True)
+def _ipop(h, base, n):
+    """Remove the top of the int64 min-heap ``h[base:base + n]``; returns ``n - 1``."""
+    n -= 1
+    h[base] = h[base + n]
+    i = 0
+    while True:
+        a = 2 * i + 1
+        if a >= n:
+            break
+        c = a
+        if a + 1 < n and h[base + a + 1] < h[base + a]:
+            c = a + 1
+        if h[base + i] <= h[base + c]:
+            break
+        h[base + c], h[base + i] = h[base + i], h[base + c]
+        i = c
+    return n
+
+
+@njit(cache=True)
+def _head(h, hptr, hn, p, lst, started):
+    """List position of the first waiting flow on port ``p`` (-1 if none), dropping the
+    started flows from the top of its heap."""
+    while hn[p] > 0 and started[lst[h[hptr[p]]]]:
+        hn[p] = _ipop(h, hptr[p], hn[p])
+    return h[hptr[p]] if hn[p] > 0 else -1
+
+
+@njit(cache=True)
+def _list_schedule(lst, cptr, corder, src, dst, vol, fcof, release, npred, sptr, succ,
+                   cap_in, cap_out):
+    """Non-preemptive list scheduling of flows (module docstring, step 3).
+
+    The rule "both ports idle and no earlier-listed waiting flow shares a port" says exactly
+    that a flow starts when it is the first waiting flow (lowest list position) on both of its
+    ports and both are idle.  So each port keeps a min-heap of the list positions of its
+    waiting flows (a coflow's flows enter when it becomes eligible), and at an event only the
+    heads of the ports whose state changed (freed, or a new waiting flow) are candidates:
+    ``O((F + events) log F)`` instead of a scan of the list at every event.  Ports are
+    ``0..m-1`` ingress, ``m..2m-1`` egress.  Returns ``(start, end, rate)`` per flow (NaN
+    and 0 for zero-volume flows)."""
     F = lst.shape[0]
     n = release.shape[0]
     m = cap_in.shape[0]
+    pos = np.empty(F, dtype=np.int64)
+    for i in range(F):
+        pos[lst[i]] = i
     start = np.full(F, np.nan)
     end = np.full(F, np.nan)
     rate = np.zeros(F)
-    cdone = np.full(n, np.nan)
     left = np.zeros(n, dtype=np.int64)
     started = np.zeros(F, dtype=np.bool_)
+    hptr = np.zeros(2 * m + 1, dtype=np.int64)
     for f in range(F):
         if vol[f] > 0.0:
             left[fcof[f]] += 1
+            hptr[src[f] + 1] += 1
+            hptr[m + dst[f] + 1] += 1
         else:
             started[f] = True  # nothing to send: never waits, never blocks
-    eligible = np.zeros(n, dtype=np.bool_)
+    for p in range(2 * m):
+        hptr[p + 1] += hptr[p]
+    h = np.empty(hptr[2 * m], dtype=np.int64)
+    hn = np.zeros(2 * m, dtype=np.int64)
+    busy = np.full(2 * m, -np.inf)
+    dirty = np.zeros(2 * m, dtype=np.bool_)
+    dlist = np.empty(2 * m, dtype=np.int64)
+    nd = 0
     pending = npred.copy()
     ek = np.empty(n)
     ev = np.empty(n, dtype=np.int64)
@@ -141,12 +205,6 @@ def _list_schedule(lst, src, dst, vol, fcof, release, npred, sptr, succ, cap_in,
     rk = np.empty(F)
     rv = np.empty(F, dtype=np.int64)
     nr = 0
-    busy_in = np.full(m, -np.inf)
-    busy_out = np.full(m, -np.inf)
-    blk_in = np.zeros(m, dtype=np.int64)
-    blk_out = np.zeros(m, dtype=np.int64)
-    stamp = 0
-    head = 0
     done = 0
     t = ek[0] if ne > 0 else 0.0
     while done < n:
@@ -158,10 +216,14 @@ def _list_schedule(lst, src, dst, vol, fcof, release, npred, sptr, succ, cap_in,
             while nr > 0 and rk[0] <= t:
                 f = rv[0]
                 nr = _hpop(rk, rv, nr)
+                for p in (src[f], m + dst[f]):
+                    if not dirty[p]:
+                        dirty[p] = True
+                        dlist[nd] = p
+                        nd += 1
                 c = fcof[f]
                 left[c] -= 1
                 if left[c] == 0:
-                    cdone[c] = t
                     done += 1
                     for k in range(sptr[c], sptr[c + 1]):
                         s = succ[k]
@@ -172,9 +234,16 @@ def _list_schedule(lst, src, dst, vol, fcof, release, npred, sptr, succ, cap_in,
             while ne > 0 and ek[0] <= t:
                 c = ev[0]
                 ne = _hpop(ek, ev, ne)
-                eligible[c] = True
+                for k in range(cptr[c], cptr[c + 1]):
+                    f = corder[k]
+                    if vol[f] > 0.0:
+                        for p in (src[f], m + dst[f]):
+                            hn[p] = _ipush(h, hptr[p], hn[p], pos[f])
+                            if not dirty[p]:
+                                dirty[p] = True
+                                dlist[nd] = p
+                                nd += 1
                 if left[c] == 0:  # nothing to send
-                    cdone[c] = t
                     done += 1
                     for k in range(sptr[c], sptr[c + 1]):
                         s = succ[k]
@@ -184,46 +253,31 @@ def _list_schedule(lst, src, dst, vol, fcof, release, npred, sptr, succ, cap_in,
                 changed = True
         if done >= n:
             break
-        # the scan: waiting flows block their ports for everything listed after them
-        stamp += 1
-        n_in = 0
-        n_out = 0
-        for p in range(m):
-            if busy_in[p] > t:
-                n_in += 1
-            if busy_out[p] > t:
-                n_out += 1
-        while head < F and started[lst[head]]:
-            head += 1
-        for i in range(head, F):
-            if n_in >= m or n_out >= m:
-                break
-            f = lst[i]
-            if started[f] or not eligible[fcof[f]]:
+        # only the head of a port whose state changed can start now
+        for i in range(nd):
+            p = dlist[i]
+            dirty[p] = False
+            if busy[p] > t:
                 continue
-            s = src[f]
-            d = dst[f]
-            free_s = busy_in[s] <= t and blk_in[s] != stamp
-            free_d = busy_out[d] <= t and blk_out[d] != stamp
-            if free_s and free_d:
-                r = min(cap_in[s], cap_out[d])
-                e = t + vol[f] / r
-                start[f] = t
-                end[f] = e
-                rate[f] = r
-                started[f] = True
-                busy_in[s] = e
-                busy_out[d] = e
-                nr = _hpush(rk, rv, nr, e, f)
-                n_in += 1
-                n_out += 1
-            else:
-                if free_s:
-                    blk_in[s] = stamp
-                    n_in += 1
-                if free_d:
-                    blk_out[d] = stamp
-                    n_out += 1
+            hp = _head(h, hptr, hn, p, lst, started)
+            if hp < 0:
+                continue
+            f = lst[hp]
+            a = src[f]
+            b = m + dst[f]
+            q = b if p == a else a
+            if busy[q] > t or _head(h, hptr, hn, q, lst, started) != hp:
+                continue
+            r = min(cap_in[a], cap_out[b - m])
+            e = t + vol[f] / r
+            start[f] = t
+            end[f] = e
+            rate[f] = r
+            started[f] = True
+            busy[a] = e
+            busy[b] = e
+            nr = _hpush(rk, rv, nr, e, f)
+        nd = 0
         tn = np.inf
         if nr > 0:
             tn = rk[0]
@@ -232,7 +286,7 @@ def _list_schedule(lst, src, dst, vol, fcof, release, npred, sptr, succ, cap_in,
         if tn == np.inf:
             break  # unreachable: something is always running or pending
         t = tn
-    return start, end, rate, cdone
+    return start, end, rate
 
 
 def list_schedule(instance: Instance, order: Any) -> Schedule:
@@ -251,8 +305,10 @@ def list_schedule(instance: Instance, order: Any) -> Schedule:
     lst = np.lexsort((fpos, rank[inst.flow_coflow])).astype(np.int64)
     pptr, _ = inst.predecessors_ptr
     sptr, succ = inst.successors_ptr
-    start, end, rate, _ = _list_schedule(
-        lst, inst.flow_src.astype(np.int64), inst.flow_dst.astype(np.int64),
+    start, end, rate = _list_schedule(
+        lst, np.asarray(inst.coflow_flows_ptr, dtype=np.int64),
+        np.asarray(inst.coflow_flow_order, dtype=np.int64),
+        inst.flow_src.astype(np.int64), inst.flow_dst.astype(np.int64),
         np.ascontiguousarray(inst.flow_volume, dtype=np.float64),
         inst.flow_coflow.astype(np.int64), np.ascontiguousarray(inst.release, dtype=np.float64),
         np.diff(pptr).astype(np.int64), np.asarray(sptr, dtype=np.int64),
