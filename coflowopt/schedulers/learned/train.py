@@ -47,6 +47,7 @@ run.
 
 from __future__ import annotations
 
+import copy
 import csv
 import dataclasses
 import io
@@ -483,6 +484,7 @@ def train(config: TrainConfig, *, resume: bool = False, instance: Instance | Non
                    unit="it", dynamic_ncols=True)
     t_start = time.perf_counter()
     done_it = it
+    snap: dict[str, Any] | None = None
 
     def params_np() -> dict[str, np.ndarray]:
         return net.to_numpy()
@@ -512,24 +514,33 @@ def train(config: TrainConfig, *, resume: bool = False, instance: Instance | Non
             js = [j for f in futs for j in f.result()]
         return float(np.mean(js))
 
-    def save(k: int) -> None:
+    def snapshot() -> dict[str, Any]:
+        # everything a resume needs, as of the last completed iteration: Ctrl-C may land
+        # anywhere inside the next one (between the Adam step and the counter, say)
+        return {"version": 1, "config": dataclasses.asdict(cfg), "iteration": it, "l": ell,
+                "net": copy.deepcopy(net.state_dict()),
+                "optim": copy.deepcopy(opt.state_dict()),
+                "rng": copy.deepcopy(rng.bit_generator.state), "curve": list(rows),
+                "sincronia": sinc, "seconds": seconds0 + time.perf_counter() - t_start}
+
+    def save(snap: dict[str, Any]) -> None:
         if out is None:
             return
         buf = io.BytesIO()
-        torch.save({"version": 1, "config": dataclasses.asdict(cfg), "iteration": k,
-                    "l": ell, "net": net.state_dict(), "optim": opt.state_dict(),
-                    "rng": rng.bit_generator.state, "curve": rows, "sincronia": sinc,
-                    "seconds": seconds0 + time.perf_counter() - t_start}, buf)
+        torch.save(snap, buf)
         _atomic_bytes(out / STATE_FILE, buf.getvalue())
-        save_checkpoint(out / WEIGHTS_FILE, params_np(), ncfg, {
+        k, curve = int(snap["iteration"]), snap["curve"]
+        shadow = DeepWeaveNet(ncfg)
+        shadow.load_state_dict(snap["net"])
+        save_checkpoint(out / WEIGHTS_FILE, shadow.to_numpy(), ncfg, {
             "trained": k > 0, "seed": cfg.seed, "workload": _workload_label(cfg, instance),
             "iterations": k, "trainer": "coflowopt.schedulers.learned.train (REINFORCE)",
             "train_config": {f: v for f, v in dataclasses.asdict(cfg).items() if f != "out"},
-            "eval_mean_jct": next((r["eval_mean_jct"] for r in reversed(rows)
+            "eval_mean_jct": next((r["eval_mean_jct"] for r in reversed(curve)
                                    if r.get("eval_mean_jct") not in (None, "")), None),
             "sincronia_mean_jct": sinc})
-        _write_curve(out, rows)
-        plot_curve(rows, sinc, out / PLOT_FILE)
+        _write_curve(out, curve)
+        plot_curve(curve, sinc, out / PLOT_FILE)
 
     try:
         if it == 0 and not rows:
@@ -538,6 +549,7 @@ def train(config: TrainConfig, *, resume: bool = False, instance: Instance | Non
                          "coflows": 0, "mean_return": "", "mean_return_normalized": "",
                          "eval_mean_jct": run_eval(params_np()), "sincronia_mean_jct": sinc,
                          "seconds": 0.0})
+        snap = snapshot()
         while it < cfg.iterations:
             stage = cfg.stage(it)
             nodes = cfg.curriculum[stage]
@@ -567,10 +579,11 @@ def train(config: TrainConfig, *, resume: bool = False, instance: Instance | Non
             if it % cfg.eval_every == 0 or it == cfg.iterations:
                 row["eval_mean_jct"] = run_eval(net.to_numpy())
             rows.append(row)
+            snap = snapshot()
             if out is not None:
                 _write_curve(out, rows)
             if it % cfg.checkpoint_every == 0 or it == cfg.iterations:
-                save(it)
+                save(snap)
                 done_it = it
             if bar is not None:
                 bar.update(1)
@@ -581,10 +594,12 @@ def train(config: TrainConfig, *, resume: bool = False, instance: Instance | Non
                 bar.set_postfix(post)
             if callback is not None:
                 callback(it, row)
-        if done_it != it or (out is not None and not (out / STATE_FILE).exists()):
-            save(it)
+        if snap is not None and (done_it != it or (out is not None
+                                                   and not (out / STATE_FILE).exists())):
+            save(snap)
     except KeyboardInterrupt:
-        save(it)
+        if snap is not None:
+            save(snap)
         raise
     finally:
         if bar is not None:

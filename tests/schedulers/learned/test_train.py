@@ -72,7 +72,8 @@ def test_training_improves_the_greedy_policy() -> None:
 
 def test_kill_and_resume_gives_the_uninterrupted_weights(tmp_path) -> None:
     """Killed after iteration 5 (checkpoint at 4), resumed to 7: the same weights, Adam
-    state and curve as 7 iterations in one go (workers=1, deterministic)."""
+    state and curve as 7 iterations in one go (workers=1, deterministic); likewise after a
+    Ctrl-C (which checkpoints the iterations done)."""
     base = TrainConfig(iterations=7, agents=4, l_init=3.0, epsilon=0.5, seed=3,
                        checkpoint_every=2, eval_every=3, eval_instances=2,
                        curriculum=((4, 6), (4, 8)), stage_iterations=3, ports=4)
@@ -108,6 +109,18 @@ def test_kill_and_resume_gives_the_uninterrupted_weights(tmp_path) -> None:
     np.testing.assert_array_equal(params["policy.w0"], one.params["policy.w0"])
     assert (tmp_path / "two" / "curve.csv").read_text().count("\n") == 9  # header + 0..7
     assert (tmp_path / "two" / "curve.png").stat().st_size > 1000
+    # Ctrl-C after iteration 5 saves iteration 5 at once; the resumed run ends the same
+    def interrupt(it: int, row: dict) -> None:
+        if it == 5:
+            raise KeyboardInterrupt
+
+    three = base.replace(out=str(tmp_path / "three"))
+    with pytest.raises(KeyboardInterrupt):
+        train(three, callback=interrupt)
+    assert torch.load(tmp_path / "three" / STATE_FILE, weights_only=False)["iteration"] == 5
+    again = train(three, resume=True)
+    for k, v in one.params.items():
+        np.testing.assert_array_equal(again.params[k], v, err_msg=k)
 
 
 def test_batched_forward_and_log_prob_equal_the_networks() -> None:
