@@ -29,6 +29,7 @@ KERNEL_MODULES = (
     "sim/kernel.py",
     "orders.py",
     "sim/segstore.py",
+    "sim/stepper.py",
 )
 _STAMP = "coflowopt-kernels.sha1"
 
