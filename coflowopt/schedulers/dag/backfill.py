@@ -47,6 +47,7 @@ from coflowopt.schedulers.dag.slots import SlotPlan
 __all__ = ["backfill", "backfill_reference"]
 
 _I64 = np.int64
+NONE = np.int64(2**62)  # key of a port without a candidate
 
 
 def _check_inputs(instance: Instance, base: SlotPlan, priority: np.ndarray,
@@ -154,31 +155,209 @@ def backfill(instance: Instance, base: SlotPlan, priority: np.ndarray, demand: n
         f = int(status[2])
         raise ValueError(f"backfill: flow {f} (coflow {inst.coflow_id[fcof[f]]!s}) was never "
                          f"served in full (its coflow never became ready)")
+    backfill.last_counters = {"events": int(status[3]), "port_repairs": int(status[4]),
+                              "pair_scans": int(status[5])}
     return SlotPlan(out_f, out_s, out_n)
 
 
 @njit(cache=True)
 def _push(u, wl, inwl, nwl):
-    if not inwl[u]:
-        inwl[u] = True
+    """Put port ``u`` on the repair list (once); its key is recomputed before use."""
+    if inwl[u] == 0:
         wl[nwl] = u
-        return nwl + 1
+        nwl += 1
+    inwl[u] = 2  # 2: listed, key stale; 1: listed, key fresh
     return nwl
 
 
 @njit(cache=True)
-def _next_best(p, pair_ptr, pair_flows, pair_head, rem, is_open, fcof):
-    i = pair_head[p]
-    end = pair_ptr[p + 1]
-    while i < end and rem[pair_flows[i]] == 0:
-        i += 1
-    pair_head[p] = i
-    while i < end:
-        f = pair_flows[i]
-        if rem[f] > 0 and is_open[fcof[f]]:
-            return f
-        i += 1
-    return -1
+def _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt_in, act_out,
+          akey_out, aoth_out, acnt_out, status):
+    """The best candidate at port ``u`` (``u >= m``: egress ``u - m``): the smallest pair
+    priority below the holder of ``u`` and below the holder of the pair's other port (the base
+    plan holds with -1, a free port with F), over the pairs of ``u`` that have a candidate
+    (``act_*``, ordered by priority, with the priority and the other port inline so the scan
+    reads contiguous memory).  ``(priority, list entry)``; ``(NONE, -1)`` if none."""
+    if u < m:
+        bestp = op_in[u]
+        a0, n, act, akey, aoth, op_o = inp_ptr[u], acnt_in[u], act_in, akey_in, aoth_in, op_out
+    else:
+        bestp = op_out[u - m]
+        a0, n, act, akey, aoth, op_o = (outp_ptr[u - m], acnt_out[u - m], act_out, akey_out,
+                                        aoth_out, op_in)
+    if bestp < 0:
+        return NONE, -1  # held by the base plan
+    for k in range(a0, a0 + n):
+        x = akey[k]
+        if x >= bestp:
+            break  # ordered: nothing better than the holder is left
+        if x < op_o[aoth[k]]:
+            status[5] += k - a0 + 1
+            return x, act[k]
+    status[5] += n
+    return NONE, -1
+
+
+@njit(cache=True)
+def _put(k, y, act, akey, aoth, apos, key, oth):
+    act[k] = y
+    akey[k] = key[y]
+    aoth[k] = oth[y]
+
+
+@njit(cache=True)
+def _resort(e, a0, cnt, act, akey, aoth, apos, key, oth):
+    """Move entry ``e`` (at ``apos[e]`` of the list ``act[a0:a0+cnt]``) to its place in the
+    list ordered by ``key`` (insertion step after ``key[e]`` changed)."""
+    k = apos[e]
+    x = key[e]
+    while k > 0 and akey[a0 + k - 1] > x:
+        y = act[a0 + k - 1]
+        _put(a0 + k, y, act, akey, aoth, apos, key, oth)
+        apos[y] = k
+        k -= 1
+    while k + 1 < cnt and akey[a0 + k + 1] < x:
+        y = act[a0 + k + 1]
+        _put(a0 + k, y, act, akey, aoth, apos, key, oth)
+        apos[y] = k
+        k += 1
+    _put(a0 + k, e, act, akey, aoth, apos, key, oth)
+    apos[e] = k
+
+
+@njit(cache=True)
+def _drop(e, a0, cnt, act, akey, aoth, apos, key, oth):
+    """Remove entry ``e`` from the ordered list ``act[a0:a0+cnt]`` (keeps the order)."""
+    for k in range(apos[e], cnt - 1):
+        y = act[a0 + k + 1]
+        _put(a0 + k, y, act, akey, aoth, apos, key, oth)
+        apos[y] = k
+    apos[e] = -1
+
+
+@njit(cache=True)
+def _set_best(p, f, prio, pair_best, pbp_in, pbp_out, pos_out, inp_src, out_dst, inp_ptr,
+              outp_ptr, act_in, akey_in, aoth_in, acnt_in, apos_in, act_out, akey_out,
+              aoth_out, acnt_out, apos_out, odst, osrc, F):
+    """Pair ``p``'s best candidate becomes ``f`` (-1: none); each port keeps its pairs that
+    have a candidate in a list ordered by the candidate's priority."""
+    was = pair_best[p] >= 0
+    pair_best[p] = f
+    x = prio[f] if f >= 0 else F
+    q = pos_out[p]
+    pbp_in[p] = x
+    pbp_out[q] = x
+    u = inp_src[p]
+    r = out_dst[q]
+    if f >= 0:
+        if not was:
+            apos_in[p] = acnt_in[u]
+            _put(inp_ptr[u] + acnt_in[u], p, act_in, akey_in, aoth_in, apos_in, pbp_in, odst)
+            acnt_in[u] += 1
+            apos_out[q] = acnt_out[r]
+            _put(outp_ptr[r] + acnt_out[r], q, act_out, akey_out, aoth_out, apos_out, pbp_out,
+                 osrc)
+            acnt_out[r] += 1
+        _resort(p, inp_ptr[u], acnt_in[u], act_in, akey_in, aoth_in, apos_in, pbp_in, odst)
+        _resort(q, outp_ptr[r], acnt_out[r], act_out, akey_out, aoth_out, apos_out, pbp_out,
+                osrc)
+    elif was:
+        _drop(p, inp_ptr[u], acnt_in[u], act_in, akey_in, aoth_in, apos_in, pbp_in, odst)
+        acnt_in[u] -= 1
+        _drop(q, outp_ptr[r], acnt_out[r], act_out, akey_out, aoth_out, apos_out, pbp_out,
+              osrc)
+        acnt_out[r] -= 1
+
+
+@njit(cache=True)
+def _heap_push_key(n, heap, x):
+    """Push ``x`` on the min-heap ``heap[:n]``; returns ``n + 1``."""
+    k = n
+    while k > 0:
+        up = (k - 1) >> 1
+        if heap[up] <= x:
+            break
+        heap[k] = heap[up]
+        k = up
+    heap[k] = x
+    return n + 1
+
+
+@njit(cache=True)
+def _heap_pop_key(n, heap):
+    """Remove the top of the min-heap ``heap[:n]``; returns ``n - 1``."""
+    n -= 1
+    x = heap[n]
+    k = 0
+    while True:
+        c = 2 * k + 1
+        if c >= n:
+            break
+        if c + 1 < n and heap[c + 1] < heap[c]:
+            c += 1
+        if heap[c] >= x:
+            break
+        heap[k] = heap[c]
+        k = c
+    if n > 0:
+        heap[k] = x
+    return n
+
+
+@njit(cache=True)
+def _grow(a):
+    b = np.empty(2 * a.size, dtype=a.dtype)
+    b[:a.size] = a
+    return b
+
+
+@njit(cache=True)
+def _heap_push(a0, n, heap, prio, f):
+    """Push flow ``f`` on the min-heap (by ``prio``) ``heap[a0:a0+n]``; returns ``n + 1``."""
+    k = n
+    x = prio[f]
+    while k > 0:
+        up = (k - 1) >> 1
+        g = heap[a0 + up]
+        if prio[g] <= x:
+            break
+        heap[a0 + k] = g
+        k = up
+    heap[a0 + k] = f
+    return n + 1
+
+
+@njit(cache=True)
+def _heap_pop(a0, n, heap, prio):
+    """Remove the top of the min-heap ``heap[a0:a0+n]``; returns ``n - 1``."""
+    n -= 1
+    if n == 0:
+        return 0
+    f = heap[a0 + n]
+    x = prio[f]
+    k = 0
+    while True:
+        c = 2 * k + 1
+        if c >= n:
+            break
+        if c + 1 < n and prio[heap[a0 + c + 1]] < prio[heap[a0 + c]]:
+            c += 1
+        if prio[heap[a0 + c]] >= x:
+            break
+        heap[a0 + k] = heap[a0 + c]
+        k = c
+    heap[a0 + k] = f
+    return n
+
+
+@njit(cache=True)
+def _next_best(p, pair_ptr, heap, hcnt, rem, prio):
+    """The best candidate of pair ``p``: the top of its heap of ready flows, after dropping
+    the finished ones (a flow the base plan finished may sit below the top: lazy removal)."""
+    a0 = pair_ptr[p]
+    while hcnt[p] > 0 and rem[heap[a0]] == 0:
+        hcnt[p] = _heap_pop(a0, hcnt[p], heap, prio)
+    return heap[a0] if hcnt[p] > 0 else -1
 
 
 @njit(cache=True)
@@ -190,7 +369,8 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
     P = pair_ptr.size - 1
     NB = b_flow.size
     FREE, BASE = -1, -2
-    status = np.full(3, -1, dtype=np.int64)
+    status = np.full(6, -1, dtype=np.int64)
+    status[3:] = 0  # counters: events, port repairs, pair scans
     rem = demand.copy()
     cf_left = np.zeros(C, dtype=np.int64)
     for f in range(F):
@@ -199,12 +379,49 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
     npred = npred0.copy()
     is_open = np.zeros(C, dtype=np.bool_)
     pair_best = np.full(P, -1, dtype=np.int64)
-    pair_head = pair_ptr[:-1].copy()
+    heap = np.empty(F, dtype=np.int64)      # per pair: its ready flows by priority
+    hcnt = np.zeros(P, dtype=np.int64)
     own_in = np.full(m, FREE, dtype=np.int64)
     own_out = np.full(m, FREE, dtype=np.int64)
+    # priority of each port's holder: F when free, -1 for the base plan (blocks everyone)
+    op_in = np.full(m, F, dtype=np.int64)
+    op_out = np.full(m, F, dtype=np.int64)
+    # best candidate's priority per pair, in each port's list order (contiguous scans)
+    pbp_in = np.full(P, F, dtype=np.int64)
+    pbp_out = np.full(P, F, dtype=np.int64)
+    pos_out = np.empty(P, dtype=np.int64)
+    for q in range(P):
+        pos_out[outp_pairs[q]] = q
+    # pairs with a candidate, per port (compact lists inside each port's CSR range)
+    act_in = np.empty(P, dtype=np.int64)
+    act_out = np.empty(P, dtype=np.int64)
+    akey_in = np.empty(P, dtype=np.int64)
+    akey_out = np.empty(P, dtype=np.int64)
+    aoth_in = np.empty(P, dtype=np.int64)
+    aoth_out = np.empty(P, dtype=np.int64)
+    acnt_in = np.zeros(m, dtype=np.int64)
+    acnt_out = np.zeros(m, dtype=np.int64)
+    apos_in = np.full(P, -1, dtype=np.int64)
+    apos_out = np.full(P, -1, dtype=np.int64)
+    inp_src = np.empty(P, dtype=np.int64)
+    out_dst = np.empty(P, dtype=np.int64)
+    for u in range(m):
+        for k in range(inp_ptr[u], inp_ptr[u + 1]):
+            inp_src[inp_pairs[k]] = u
+        for k in range(outp_ptr[u], outp_ptr[u + 1]):
+            out_dst[k] = u
+    odst = np.empty(P, dtype=np.int64)
+    osrc = np.empty(P, dtype=np.int64)
+    for q in range(P):
+        odst[q] = dst[pair_flows[pair_ptr[inp_pairs[q]]]]
+        osrc[q] = src[pair_flows[pair_ptr[outp_pairs[q]]]]
     base_in = np.full(m, -1, dtype=np.int64)   # active base piece on each ingress port
     wl = np.empty(2 * m, dtype=np.int64)
-    inwl = np.zeros(2 * m, dtype=np.bool_)
+    kcur = np.full(2 * m, NONE, dtype=np.int64)   # current heap key of each port
+    hp = np.empty(8 * m, dtype=np.int64)
+    freed = np.empty(2, dtype=np.int64)
+    M2 = np.int64(2 * m)
+    inwl = np.zeros(2 * m, dtype=np.int8)
     nwl = 0
     cq = np.empty(C, dtype=np.int64)           # coflows to open (cascade of completions)
     last_end = np.full(F, -1, dtype=np.int64)
@@ -232,13 +449,18 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
                 g = b_flow[base_in[s]]
             if g >= 0 and rem[g] == 0:
                 own_in[s] = FREE
+                op_in[s] = F
                 own_out[dst[g]] = FREE
+                op_out[dst[g]] = F
                 nwl = _push(s, wl, inwl, nwl)
                 nwl = _push(m + dst[g], wl, inwl, nwl)
                 p = pair_of[g]
                 if pair_best[p] == g:
-                    pair_best[p] = _next_best(p, pair_ptr, pair_flows, pair_head, rem,
-                                              is_open, fcof)
+                    b = _next_best(p, pair_ptr, heap, hcnt, rem, prio)
+                    _set_best(p, b, prio, pair_best, pbp_in, pbp_out, pos_out, inp_src,
+                              out_dst, inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt_in,
+                              apos_in, act_out, akey_out, aoth_out, acnt_out, apos_out, odst,
+                              osrc, F)
                 c = fcof[g]
                 cf_left[c] -= 1
                 left -= 1
@@ -251,7 +473,9 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
             if i >= 0 and b_start[i] + b_len[i] == t:
                 if own_in[s] == BASE:
                     own_in[s] = FREE
+                    op_in[s] = F
                     own_out[dst[b_flow[i]]] = FREE
+                    op_out[dst[b_flow[i]]] = F
                     nwl = _push(s, wl, inwl, nwl)
                     nwl = _push(m + dst[b_flow[i]], wl, inwl, nwl)
                 base_in[s] = -1
@@ -284,9 +508,13 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
                 f = cf_flows[e]
                 if rem[f] > 0:
                     p = pair_of[f]
+                    hcnt[p] = _heap_push(pair_ptr[p], hcnt[p], heap, prio, f)
                     b = pair_best[p]
                     if b < 0 or prio[f] < prio[b]:
-                        pair_best[p] = f
+                        _set_best(p, f, prio, pair_best, pbp_in, pbp_out, pos_out, inp_src,
+                                  out_dst, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
+                                  acnt_in, apos_in, act_out, akey_out, aoth_out, acnt_out,
+                                  apos_out, odst, osrc, F)
                         nwl = _push(src[f], wl, inwl, nwl)
         # 4. base pieces starting at t take their ports (evicting backfilled flows)
         while bp < NB and b_start[bp] <= t:
@@ -304,59 +532,86 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
             g = own_in[s]
             if g >= 0:
                 own_in[s] = FREE
+                op_in[s] = F
                 own_out[dst[g]] = FREE
+                op_out[dst[g]] = F
                 nwl = _push(m + dst[g], wl, inwl, nwl)
             g = own_out[r]
             if g >= 0:
                 own_out[r] = FREE
+                op_out[r] = F
                 own_in[src[g]] = FREE
+                op_in[src[g]] = F
                 nwl = _push(src[g], wl, inwl, nwl)
             own_in[s] = BASE
+            op_in[s] = -1
             own_out[r] = BASE
-        # 5. repair the greedy matching at the ports that changed
-        while nwl > 0:
-            nwl -= 1
-            u = wl[nwl]
-            inwl[u] = False
-            if u < m:
-                own = own_in[u]
-                a0, a1 = inp_ptr[u], inp_ptr[u + 1]
-            else:
-                own = own_out[u - m]
-                a0, a1 = outp_ptr[u - m], outp_ptr[u - m + 1]
-            if own == BASE:
+            op_out[r] = -1
+        # 5. repair the greedy matching at the ports that changed, best candidate first (a
+        # candidate placed in priority order is not evicted again within the event).  A heap
+        # of (key, port), key = the port's best candidate; entries are checked again when
+        # popped (lazy: a stale one is dropped or pushed back with its new key)
+        nh = 0
+        for k in range(nwl):
+            u = wl[k]
+            inwl[u] = 0
+            x, _ = _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
+                         acnt_in, act_out, akey_out, aoth_out, acnt_out, status)
+            kcur[u] = x
+            if x < NONE:
+                if nh == hp.size:
+                    hp = _grow(hp)
+                nh = _heap_push_key(nh, hp, x * M2 + u)
+        nwl = 0
+        while nh > 0:
+            top = hp[0]
+            nh = _heap_pop_key(nh, hp)
+            u = top % M2
+            if top // M2 != kcur[u]:
+                continue  # superseded
+            x, e = _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
+                         acnt_in, act_out, akey_out, aoth_out, acnt_out, status)
+            if x != kcur[u]:
+                kcur[u] = x
+                if x < NONE:
+                    if nh == hp.size:
+                        hp = _grow(hp)
+                    nh = _heap_push_key(nh, hp, x * M2 + u)
                 continue
-            lim = prio[own] if own >= 0 else F
-            best = -1
-            bestp = lim
-            for e in range(a0, a1):
-                p = inp_pairs[e] if u < m else outp_pairs[e]
-                f = pair_best[p]
-                if f < 0 or f == own:
-                    continue
-                pf = prio[f]
-                if pf >= bestp:
-                    continue
-                o = own_out[dst[f]] if u < m else own_in[src[f]]
-                if o == BASE or (o >= 0 and prio[o] < pf):
-                    continue
-                best = f
-                bestp = pf
-            if best >= 0:
-                s = src[best]
-                r = dst[best]
-                g = own_in[s]
-                if g >= 0:
-                    own_out[dst[g]] = FREE
-                    if dst[g] != r:
-                        nwl = _push(m + dst[g], wl, inwl, nwl)
-                g = own_out[r]
-                if g >= 0:
-                    own_in[src[g]] = FREE
-                    if src[g] != s:
-                        nwl = _push(src[g], wl, inwl, nwl)
-                own_in[s] = best
-                own_out[r] = best
+            kcur[u] = NONE
+            best = pair_best[inp_pairs[e]] if u < m else pair_best[outp_pairs[e]]
+            status[4] += 1
+            s = src[best]
+            r = dst[best]
+            nv = 0
+            g = own_in[s]
+            if g >= 0:
+                own_out[dst[g]] = FREE
+                op_out[dst[g]] = F
+                if dst[g] != r:
+                    freed[nv] = m + dst[g]
+                    nv += 1
+            g = own_out[r]
+            if g >= 0:
+                own_in[src[g]] = FREE
+                op_in[src[g]] = F
+                if src[g] != s:
+                    freed[nv] = src[g]
+                    nv += 1
+            own_in[s] = best
+            op_in[s] = prio[best]
+            own_out[r] = best
+            op_out[r] = prio[best]
+            for k in range(nv):
+                v = freed[k]
+                x, _ = _scan(v, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
+                             acnt_in, act_out, akey_out, aoth_out, acnt_out, status)
+                if x < kcur[v] or kcur[v] >= NONE:
+                    kcur[v] = x
+                    if x < NONE:
+                        if nh == hp.size:
+                            hp = _grow(hp)
+                        nh = _heap_push_key(nh, hp, x * M2 + v)
         # 6. next event
         if left == 0:
             break
@@ -388,6 +643,7 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
         if t_next < 0:
             break
         # 7. serve the run [t, t_next)
+        status[3] += 1
         dt = t_next - t
         if served:
             for s in range(m):
