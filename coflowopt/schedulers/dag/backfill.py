@@ -23,11 +23,14 @@ a residual is ``0`` or ``c`` and every flow the greedy serves gets the full port
 flow runs out of data, a release) nothing changes, so a whole run of slots is served at once.
 The greedy result is kept up to date by local repair instead of being recomputed: it is the
 unique matching in which a candidate is served iff no port of it is held by the base plan or by
-a served candidate of higher priority; of the flows on one pair only the best eligible one can
-ever be served.  When a port frees, the best candidate at that port (if any) takes it and evicts
-lower-priority holders of its other port, whose other ports are checked in turn.  Cost per event
-``O(m)`` plus the repairs, instead of a greedy pass over all eligible flows.  A numba kernel of
-this module (it calls no compiled function of another module).
+a served candidate of higher priority; of the flows on one pair only the best ready one can
+ever be served (a heap of ready flows per pair).  When ports change, they are repaired best
+candidate first (a heap of ports keyed by their best candidate), so a flow placed within an
+event is not evicted again in it; each port keeps its pairs with a candidate ordered by
+priority, and a scan stops at the first that fits.  Cost per event ``O(m)`` plus the repairs,
+instead of a greedy pass over all ready flows.  A numba kernel of this module (it calls no
+compiled function of another module); :attr:`backfill.last_counters` holds the last run's
+events, repairs and scanned entries.
 
 BF only adds service to the base plan (step 1 serves every base pair whose flow has data), so no
 flow, coflow or job completes later than in the base plan, and the guarantee of the base
