@@ -153,9 +153,14 @@ def bench_lp(a: argparse.Namespace) -> list[dict[str, Any]]:
         (c1, t1), (c2, t2) = [(r["coflows"], r["seconds"]) for r in ok[-2:]]
         b = math.log(t2 / t1) / math.log(c2 / c1)
         reach = c2 * (a.lp_limit / t2) ** (1.0 / b)
-        print(f"fit t ~ C^{b:.2f} on C = {c1}, {c2}: a {a.lp_limit:g} s solve reaches about "
-              f"{reach:.0f} coflows", flush=True)
+        print(f"fit t ~ C^{b:.2f} on C = {c1}, {c2}: a {a.lp_limit:g} s solve would reach "
+              f"about {reach:.0f} coflows (extrapolated)", flush=True)
         rows.append({"fit_exponent": b, "coflows_in_limit": reach})
+    failed = [r for r in rows if r.get("status") not in (None, "optimal")]
+    if failed and ok:
+        print(f"measured: {ok[-1]['coflows']} coflows solve in {ok[-1]['seconds']:.1f} s, "
+              f"{failed[0]['coflows']} do not within {a.lp_limit:g} s "
+              f"({failed[0]['status']}): the limit lies between them", flush=True)
     return rows
 
 
