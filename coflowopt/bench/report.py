@@ -126,7 +126,10 @@ def tidy(results: pd.DataFrame, suite: Suite | None = None,
         d["objective"] = results.get("objective", pd.Series("", index=results.index)) \
             .astype(object).where(lambda s: s.notna(), "").astype(str).to_numpy()
         d["proven_infeasible"] = _proven_infeasible(results).to_numpy()
-        parts.append(d[cols])
+        # a metric no run of a workload reports does not apply to it (weighted_jct on a
+        # single-stage workload): no rows for it there, not rows of dashes
+        applies = d["value"].notna().groupby(d["workload"]).transform("any").to_numpy()
+        parts.append(d.loc[applies | ~ok, cols])
     out = pd.concat(parts, ignore_index=True)
     wl = _order(out["workload"].tolist(), [w.name for w in suite.workloads] if suite else [])
     sc = _order(out["scheduler"].tolist(), [s.label for s in suite.schedulers] if suite else [])

@@ -253,7 +253,8 @@ def test_alias_generator_names_still_parse_and_build(tmp_path: Path) -> None:
 def test_default_suite_runs_at_a_stated_load() -> None:
     from coflowopt.bench.workloads import build_workload
 
-    (w,) = default_suite().workloads
+    w, jobs = default_suite().workloads
+    assert jobs.generator == "tpcds_like"  # the multi-stage workload beside it
     load = w.params["load"]
     assert w.generator == "synthetic" and 0 < load and f"load{load}" in w.name
     assert f"load {load}" in default_suite().description
