@@ -8,6 +8,9 @@ Every schedule is validated before its objective is used; the factor rule is
 - ``sincronia``: 4 x OPT (single-stage 5.2); weighted completion, ``r = 0``;
 - ``cofair``: 4 x OPT at ``E = inf`` (it is BSSI there, 4.1/4.3), and realised slowdown
   ``<= 2E / phi_j`` at ``E = 1.25 E_MPS`` ([INF], 4.3);
+- ``approximate``: weighted completion ``<= 4 x`` the ordering LP's value with every release 0,
+  ``<= 5 x`` with releases (Shafiee-Ghaderi, single-stage 8.2); the LP value is a lower bound
+  on OPT, so this is stronger than ``<= factor x OPT``;
 - ``bna``: exact, one coflow in ``eff(D)`` slots (dag-coflows 2.4); makespan;
 - ``om-lp``: ``<= (2m + 1)`` x Tian et al.'s LP (dag-coflows 7.3); weighted JCT;
 - ``dma``, ``gdm``: ``O(mu g(m))`` with no constant in the spec: validated, at least the lower
@@ -23,7 +26,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from coflowopt.lp import best_lower_bound, mps, tian_lp
+import numpy as np
+
+from coflowopt.lp import best_lower_bound, mps, ordering_lp, tian_lp
 from coflowopt.model import Instance
 from coflowopt.schedulers.registry import UnsupportedInstance
 
@@ -109,6 +114,40 @@ def check_cofair(inst: Instance, algs: Mapping[str, Any]) -> Trial:
         trial.ok = False
         trial.message = f"at E = {E:.4g} realised slowdown {worst:.4g} > 2E"
     return trial
+
+
+def _single_mixed(rng: Any, i: int) -> Instance:
+    """Even index: all releases 0 (factor 4); odd: releases in {0, 1, 2} (factor 5)."""
+    if i == 0:
+        return gen.e2_instance()
+    return gen.random_single_stage(rng, coflows=(2, 5), releases=bool(i % 2))
+
+
+@register_check("approximate", instances=_single_mixed, quick=20, full=150, factor="4 / 5",
+                objective="weighted_completion", requires=("approximate",),
+                theorem="Approximate (Shafiee-Ghaderi, single-stage 8.2): weighted CCT <= 4 x "
+                        "the ordering LP with all releases 0, <= 5 x with releases")
+def check_approximate(inst: Instance, algs: Mapping[str, Any]) -> Trial:
+    """Approximate's weighted completion against its own ordering LP (4 at r = 0, else 5)."""
+    val, _, why, skip = _call(algs, "approximate", inst, "weighted_completion")
+    if skip:
+        return Trial(None, skipped=skip)
+    if val is None:
+        return Trial(False, message=why)
+    lp = ordering_lp(inst)
+    if not lp.optimal:
+        return Trial(None, skipped=f"ordering LP not solved: {lp.result.status.value}")
+    limit = 4.0 if not np.any(inst.release > 0) else 5.0
+    ref = "ordering LP (Shafiee-Ghaderi)"
+    values = {"alg": val, "ordering_lp": float(lp.value)}
+    tol = 1e-6 * max(1.0, abs(val))
+    if val < lp.value - tol:
+        return Trial(False, val / lp.value, ref, limit,
+                     f"objective {val:.6g} below the ordering LP {lp.value:.6g}", values)
+    ratio = val / lp.value if lp.value > 0 else 1.0
+    ok = val <= limit * lp.value + tol
+    return Trial(ok, ratio, ref, limit,
+                 "" if ok else f"ratio {ratio:.6g} > {limit:g} x the ordering LP", values)
 
 
 @register_check("bna", instances=lambda rng, i: gen.random_coflow(rng), quick=20, full=200,
@@ -233,5 +272,5 @@ def lower_bound_family(reg: Mapping[str, Any]) -> list[Check]:
     return out
 
 
-__all__ = ["EXACT", "LB", "check_bna", "check_cofair", "check_dma", "check_gdm", "check_om_lp",
-           "check_sincronia", "lower_bound_family"]
+__all__ = ["EXACT", "LB", "check_approximate", "check_bna", "check_cofair", "check_dma",
+           "check_gdm", "check_om_lp", "check_sincronia", "lower_bound_family"]

@@ -61,11 +61,14 @@ def parse_trace(
     path: str = "<string>",
     capacity: float = GBPS_MB_PER_MS,
     round_to_mappers: bool = False,
+    batch: bool = False,
 ) -> Instance:
     """Parse trace text into an :class:`~coflowopt.Instance` (MB, ms, one job per coflow).
 
     ``round_to_mappers``: round each reducer's MB up to a multiple of ``M`` first, as CoflowSim
     does (FB2010 is already a multiple everywhere, so it changes nothing there).
+    ``batch``: drop the arrivals, every coflow released at 0 (the offline, batch form of the
+    trace; the arrivals are still parsed and checked).
     """
     lines = text.splitlines()
     if not lines or not lines[0].strip():
@@ -183,6 +186,8 @@ def parse_trace(
     else:
         src = dst = np.zeros(0, dtype=np.int64)
         vol = np.zeros(0)
+    if batch:
+        arrival = np.zeros(n)
     return Instance.from_arrays(
         Fabric.uniform(m, capacity), src, dst, vol, coflow,
         coflow_id=ids, coflow_release=arrival, n_coflows=n, job_release=arrival,
@@ -195,8 +200,10 @@ def read_trace(
     *,
     capacity: float = GBPS_MB_PER_MS,
     round_to_mappers: bool = False,
+    batch: bool = False,
 ) -> Instance:
-    """Read a coflow-benchmark trace file (see :func:`parse_trace`)."""
+    """Read a coflow-benchmark trace file (see :func:`parse_trace`; ``batch``: every release
+    0)."""
     p = Path(path)
     try:
         text = p.read_text()
@@ -205,7 +212,8 @@ def read_trace(
             f"{p}: trace not found (the FB2010 trace is in the GitHub repository "
             "coflow/coflow-benchmark; set COFLOWOPT_FB2010 to its path)"
         ) from None
-    return parse_trace(text, path=str(p), capacity=capacity, round_to_mappers=round_to_mappers)
+    return parse_trace(text, path=str(p), capacity=capacity, round_to_mappers=round_to_mappers,
+                       batch=batch)
 
 
 def _fmt_mb(x: float) -> str:

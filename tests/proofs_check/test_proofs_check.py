@@ -247,3 +247,52 @@ def test_algorithm_checks_with_stand_ins(name: str, alg) -> None:
     assert rep.n == 4
     if name == "bna":
         assert rep.worst == pytest.approx(1.0)
+
+
+def test_approximate_check_limits_and_violations() -> None:
+    """The approximate check: the registered scheduler passes (4 x the ordering LP at r = 0,
+    5 x with releases, the limit chosen per instance); a schedule ten times too slow fails;
+    the LP value comes from scipy's linprog on the same LP, built here independently."""
+    from scipy.optimize import linprog
+
+    from coflowopt.proofs_check.algorithm_checks import check_approximate
+    from coflowopt.schedulers import registry
+
+    [rep] = run_checks(["approximate"], count=6, seed=2)
+    assert rep.status == "passed", (rep.failures, rep.notes)
+    assert 1.0 <= rep.worst <= 5.0
+    rng = np.random.default_rng(7)
+    inst = random_single_stage(rng, releases=True)
+    while not np.any(inst.release > 0):
+        inst = random_single_stage(rng, releases=True)
+    trial = check_approximate(inst, {"approximate": registry()["approximate"]})
+    assert trial.ok and trial.limit == 5.0
+    # independent LP: variables f_k then delta_ab (a < b); d_lk = port loads / capacity
+    n = inst.n_coflows
+    m = inst.ports
+    d = np.zeros((n, 2 * m))  # ingress ports, then egress ports, in time units
+    np.add.at(d, (inst.flow_coflow, inst.flow_src),
+              inst.flow_volume / inst.fabric.capacity_in[inst.flow_src])
+    np.add.at(d, (inst.flow_coflow, m + inst.flow_dst),
+              inst.flow_volume / inst.fabric.capacity_out[inst.flow_dst])
+    pairs = [(a, b) for a in range(n) for b in range(a + 1, n)]
+    A, ub = [], []
+    for k in range(n):
+        for col in np.flatnonzero(d[k] > 0):
+            row = np.zeros(n + len(pairs))
+            row[k] = -1.0
+            rhs = -d[k, col]
+            for p, (a, b) in enumerate(pairs):
+                if b == k:    # delta_{a k} = delta_ab
+                    row[n + p] += d[a, col]
+                elif a == k:  # delta_{b k} = 1 - delta_ab
+                    row[n + p] -= d[b, col]
+                    rhs -= d[b, col]
+            A.append(row)
+            ub.append(rhs)
+    bounds = [(inst.release[k] + d[k].max(), None) for k in range(n)] + [(0, 1)] * len(pairs)
+    c = np.concatenate([inst.coflow_weight, np.zeros(len(pairs))])
+    res = linprog(c, A_ub=np.array(A), b_ub=np.array(ub), bounds=bounds, method="highs")
+    assert trial.values["ordering_lp"] == pytest.approx(res.fun, rel=1e-6)
+    bad = check_approximate(inst, {"approximate": stretched_sequential})
+    assert bad.ok is False and "ordering LP" in bad.message

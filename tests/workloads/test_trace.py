@@ -158,3 +158,23 @@ def test_resolve_trace_finds_the_trace_by_name_or_says_where_it_looked(tmp_path,
     monkeypatch.setenv("COFLOWOPT_FB2010", str(tmp_path / "gone.txt"))
     with pytest.raises(FileNotFoundError, match=r"gone\.txt \(not a file\)"):
         resolve_trace(FB2010_NAME)
+
+
+def test_batch_drops_the_arrivals(tmp_path) -> None:
+    """``batch=True``: same flows, every release 0; through the ``trace`` generator too."""
+    from coflowopt.workloads import build
+
+    text = "4 2\n1 0 1 0 1 1:3.0\n2 250 2 1 2 1 3:8.0\n"
+    online = parse_trace(text)
+    batch = parse_trace(text, batch=True)
+    assert online.release.tolist() == [0.0, 250.0]
+    assert batch.release.tolist() == [0.0, 0.0]
+    assert batch.job_release.tolist() == [0.0, 0.0]
+    assert batch.flow_volume.tolist() == [3.0, 4.0, 4.0]
+    assert batch.coflow_id.tolist() == [1, 2]
+    f = tmp_path / "t.txt"
+    f.write_text(text)
+    assert read_trace(f, batch=True).release.tolist() == [0.0, 0.0]
+    assert build("trace", {"path": str(f), "batch": True}).release.tolist() == [0.0, 0.0]
+    with pytest.raises(TraceFormatError, match="arrival_ms"):
+        parse_trace("4 1\n1 -5 1 0 1 1:3.0\n", batch=True)
