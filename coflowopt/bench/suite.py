@@ -29,6 +29,10 @@ The file format (all field paths in error messages are 0-based, e.g. ``scheduler
     params = { }                          # the algorithm's keyword arguments
     timeout = 30                          # optional: overrides the suite's timeout
     workloads = ["fb-like-150"]           # optional: only these workloads (default: all)
+    algorithm_seeds = 10                  # optional [1]: runs per instance, each with its own
+                                          # algorithm seed (the same instance; rows differ in
+                                          # algorithm_seed), e.g. for the spread of a randomized
+                                          # algorithm (RSD) on one instance
     semantics = "fluid"                   # or "coflowsim": CoflowSim's semantics
                                           # (coflowopt.sim.coflowsim; name is then one of
                                           # CoflowSim's schedulers, params CoflowSimParams fields)
@@ -92,7 +96,9 @@ class SchedulerSpec:
     where ``name`` is a CoflowSim scheduler and ``params`` are
     :class:`~coflowopt.sim.coflowsim.CoflowSimParams` fields).  ``workloads``: the names of
     the workloads it runs on (``None``: all), e.g. a job-DAG algorithm on the DAG workloads
-    only."""
+    only.  ``algorithm_seeds``: how many runs per (workload, seed), run ``k`` with the
+    algorithm seed :func:`coflowopt.bench.tasks.algorithm_seed` ``(seed, k)`` (run 0 is the
+    usual one)."""
 
     name: str
     label: str = ""
@@ -100,6 +106,7 @@ class SchedulerSpec:
     timeout: float | None = None
     semantics: str = "fluid"
     workloads: tuple[str, ...] | None = None
+    algorithm_seeds: int = 1
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -180,6 +187,8 @@ class Suite:
                 sd["semantics"] = s.semantics
             if s.workloads is not None:
                 sd["workloads"] = list(s.workloads)
+            if s.algorithm_seeds != 1:
+                sd["algorithm_seeds"] = s.algorithm_seeds
             d["schedulers"].append(sd)
         d["references"] = [
             {"scheduler": r.scheduler, "workload": r.workload, "metric": r.metric,
@@ -193,8 +202,8 @@ class Suite:
 
     @property
     def n_tasks(self) -> int:
-        return sum(len(self.seeds_of(w)) for w in self.workloads for s in self.schedulers
-                   if s.runs_on(w.name))
+        return sum(len(self.seeds_of(w)) * s.algorithm_seeds for w in self.workloads
+                   for s in self.schedulers if s.runs_on(w.name))
 
 
 # -- parsing -----------------------------------------------------------------------------------
@@ -276,6 +285,14 @@ class _Table:
             raise self.error(key, f"duplicate seeds in {v}")
         return tuple(v)
 
+    def count(self, key: str, default: int) -> int:
+        v = self.get(key)
+        if v is None:
+            return default
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise self.error(key, f"expected an integer >= 1, got {v!r}")
+        return v
+
     def strings(self, key: str) -> tuple[str, ...] | None:
         v = self.get(key)
         if v is None:
@@ -336,7 +353,8 @@ def suite_from_dict(data: Mapping[str, Any], *, source: str = "<suite>",
         schedulers.append(SchedulerSpec(name=nm, label=t.text("label", default=nm),
                                         params=t.params(), timeout=t.seconds("timeout"),
                                         semantics=t.text("semantics", default="fluid"),
-                                        workloads=t.strings("workloads")))
+                                        workloads=t.strings("workloads"),
+                                        algorithm_seeds=t.count("algorithm_seeds", 1)))
         t.done()
     references = []
     for t in top.tables("references"):

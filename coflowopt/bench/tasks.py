@@ -7,7 +7,9 @@ part of it.
 
 Seeds: the workload generator gets ``seed`` itself (so the instance equals, e.g.,
 ``synthetic_trace(n, seed=seed)``), the algorithm gets :func:`algorithm_seed` ``(seed)``, an
-independent stream derived with :class:`numpy.random.SeedSequence`.
+independent stream derived with :class:`numpy.random.SeedSequence`.  A scheduler with
+``algorithm_seeds = n`` runs ``n`` times on the same instance, run ``k`` with
+``algorithm_seed(seed, k)`` (run 0 is the usual task, with the usual key).
 """
 
 from __future__ import annotations
@@ -25,15 +27,17 @@ __all__ = ["Task", "algorithm_seed", "expand", "task_key"]
 KEY_VERSION = 1
 
 
-def algorithm_seed(seed: int) -> int:
-    """The algorithm's seed for suite seed ``seed``: the first 32-bit word of
-    ``SeedSequence(seed).spawn(1)[0]``."""
-    child = np.random.SeedSequence(seed).spawn(1)[0]
+def algorithm_seed(seed: int, run: int = 0) -> int:
+    """The algorithm's seed for suite seed ``seed`` and run ``run`` of that instance: the first
+    32-bit word of ``SeedSequence(seed).spawn(run + 1)[run]`` (run 0: ``spawn(1)[0]``, the
+    seed every task had before runs existed)."""
+    child = np.random.SeedSequence(seed).spawn(run + 1)[run]
     return int(child.generate_state(1, dtype=np.uint32)[0])
 
 
-def task_key(workload: WorkloadSpec, scheduler: SchedulerSpec, seed: int) -> str:
-    """16 hex digits of the SHA-256 of the task's canonical JSON."""
+def task_key(workload: WorkloadSpec, scheduler: SchedulerSpec, seed: int, run: int = 0) -> str:
+    """16 hex digits of the SHA-256 of the task's canonical JSON (``run`` enters it only when
+    it is not 0, so run 0 keeps the key of a one-run task)."""
     doc = {
         "v": KEY_VERSION,
         "workload": {"name": workload.name, "generator": workload.generator,
@@ -44,6 +48,8 @@ def task_key(workload: WorkloadSpec, scheduler: SchedulerSpec, seed: int) -> str
     }
     if scheduler.semantics != "fluid":  # keys of fluid tasks stay as they were
         doc["scheduler"]["semantics"] = scheduler.semantics
+    if run:
+        doc["run"] = int(run)
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -62,10 +68,11 @@ class Task:
     imports: tuple[str, ...] = ()
     base_dir: str = "."
     per_coflow: bool = True
+    run: int = 0
 
     @property
     def algorithm_seed(self) -> int:
-        return algorithm_seed(self.seed)
+        return algorithm_seed(self.seed, self.run)
 
 
 def expand(suite: Suite) -> list[Task]:
@@ -77,10 +84,12 @@ def expand(suite: Suite) -> list[Task]:
             for s in suite.schedulers:
                 if not s.runs_on(w.name):
                     continue
-                out.append(Task(
-                    key=task_key(w, s, seed), suite=suite.name, workload=w, scheduler=s,
-                    seed=int(seed), timeout=s.timeout if s.timeout is not None else suite.timeout,
-                    isolate=suite.isolate, imports=suite.imports, base_dir=suite.base_dir,
-                    per_coflow=suite.per_coflow,
-                ))
+                for run in range(s.algorithm_seeds):
+                    out.append(Task(
+                        key=task_key(w, s, seed, run), suite=suite.name, workload=w,
+                        scheduler=s, seed=int(seed),
+                        timeout=s.timeout if s.timeout is not None else suite.timeout,
+                        isolate=suite.isolate, imports=suite.imports, base_dir=suite.base_dir,
+                        per_coflow=suite.per_coflow, run=run,
+                    ))
     return out

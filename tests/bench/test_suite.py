@@ -262,3 +262,40 @@ def test_default_suite_runs_at_a_stated_load() -> None:
     span = float(inst.coflow_release.max() - inst.coflow_release.min())
     util = float(inst.flow_volume.sum()) / (inst.ports * inst.fabric.capacity_in[0] * span)
     assert util == pytest.approx(load, rel=1e-3)
+
+
+def test_algorithm_seeds_run_one_instance_with_several_algorithm_seeds(tmp_path: Path) -> None:
+    """``algorithm_seeds = n``: n tasks per (workload, seed), the same instance seed, the
+    algorithm seeds SeedSequence(seed).spawn(n)[k] (run 0: the usual seed and key)."""
+    import numpy as np
+
+    from coflowopt.bench import load_results
+    from coflowopt.bench.tasks import algorithm_seed
+
+    text = tiny_suite(seeds="[4]", schedulers='[[schedulers]]\nname = "sequential"\n'
+                                               "algorithm_seeds = 3\n"
+                                               'workloads = ["syn-12"]\n')
+    s = load_suite(write(tmp_path, text))
+    tasks = expand(s)
+    assert s.n_tasks == len(tasks) == 3
+    assert [t.seed for t in tasks] == [4, 4, 4] and [t.run for t in tasks] == [0, 1, 2]
+    expected = [int(c.generate_state(1, dtype=np.uint32)[0])
+                for c in np.random.SeedSequence(4).spawn(3)]
+    assert [t.algorithm_seed for t in tasks] == expected
+    assert algorithm_seed(4) == int(np.random.SeedSequence(4).spawn(1)[0]
+                                    .generate_state(1, dtype=np.uint32)[0]) == expected[0]
+    assert tasks[0].key == task_key(s.workloads[0], s.schedulers[0], 4)
+    assert len({t.key for t in tasks}) == 3
+    assert parse_suite(text, source="again", base_dir=tmp_path).to_dict() == s.to_dict()
+    out = tmp_path / "out"
+    run_suite(write(tmp_path, text), out=out, executor="inline")
+    rows = load_results(out)
+    assert len(rows) == 3 and set(rows["seed"]) == {4}
+    assert sorted(rows["algorithm_seed"].astype(int)) == sorted(expected)
+
+
+@pytest.mark.parametrize("value", ["0", "1.5", "true", '"3"'])
+def test_bad_algorithm_seeds_rejected(tmp_path: Path, value: str) -> None:
+    text = tiny_suite(schedulers=f'[[schedulers]]\nname = "sequential"\n'
+                                 f"algorithm_seeds = {value}\n")
+    _rejected(tmp_path, text, "schedulers[0].algorithm_seeds", "integer >= 1")
