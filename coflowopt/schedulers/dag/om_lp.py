@@ -61,18 +61,24 @@ class OMLPError(ValueError):
 class OMLPParams(Params):
     """``fix_precedence``: fix ``delta_{uc} = 1`` for every ancestor ``u`` of ``c`` [P];
     ``backfill``: apply the backfilling rule of spec 6.5 to the sequential plan; ``quantum``:
-    volume per slot; ``time_limit``: seconds for the LP solve (``inf``: none)."""
+    volume per slot; ``time_limit``: seconds for the LP solve (``inf``: none);
+    ``max_nonzeros``: refuse (one line) an LP with more constraint nonzeros than this, before
+    building it (about ``ports with load x C^2`` for ``C`` coflows; ~50 bytes each in the
+    solver, so the default 5e7 is about 2.5 GB)."""
 
     fix_precedence: bool = False
     backfill: bool = False
     quantum: float = 1.0
     time_limit: float = 600.0
+    max_nonzeros: float = 5e7
 
     def check(self) -> None:
         if not (self.quantum > 0 and math.isfinite(self.quantum)):
             raise ValueError(f"quantum: must be finite and > 0, got {self.quantum}")
         if not self.time_limit > 0:
             raise ValueError(f"time_limit: must be > 0 seconds, got {self.time_limit}")
+        if not self.max_nonzeros > 0:
+            raise ValueError(f"max_nonzeros: must be > 0, got {self.max_nonzeros}")
 
 
 def om_lp_supports(instance: Instance) -> str | None:
@@ -82,7 +88,18 @@ def om_lp_supports(instance: Instance) -> str | None:
 
 
 def solve_lp(instance: Instance, params: OMLPParams) -> LPBound:
-    """The Tian et al. LP of ``instance``; :class:`OMLPError` when it is not solved."""
+    """The Tian et al. LP of ``instance``; :class:`OMLPError` when it is too large to build
+    (``max_nonzeros``) or not solved."""
+    inst = instance
+    C = inst.n_coflows
+    busy = np.union1d(inst.flow_src[inst.flow_volume > 0],
+                      inst.flow_dst[inst.flow_volume > 0] + inst.ports).size
+    nnz = float(busy) * C * C
+    if nnz > params.max_nonzeros:
+        raise OMLPError(f"om-lp: the Tian et al. LP on {C} coflows would have about {nnz:.2g} "
+                        f"constraint nonzeros ({busy} loaded ports x {C}^2), over max_nonzeros "
+                        f"= {params.max_nonzeros:.2g}; it is not built (a few hundred coflows "
+                        f"solve in minutes)")
     lp = tian_lp(instance, SolveParams(time_limit=params.time_limit),
                  fix_precedence=params.fix_precedence)
     if not lp.optimal or lp.order is None:

@@ -104,3 +104,11 @@ def test_deterministic():
     a = coflowopt.run(inst, "om-lp", seed=1).valid.job_completion
     b = coflowopt.run(inst, "om-lp", seed=2).valid.job_completion
     assert np.array_equal(a, b)
+
+
+def test_too_large_lp_refused_in_one_line():
+    """An LP over ``max_nonzeros`` is refused before it is built, in one line."""
+    inst = random_dag_jobs(np.random.default_rng(2), jobs=(3, 3), max_coflows=7)
+    with pytest.raises(OMLPError, match="over max_nonzeros") as info:
+        coflowopt.run(inst, "om-lp", params={"max_nonzeros": 10.0})
+    assert "\n" not in str(info.value)
