@@ -29,9 +29,14 @@ Steps of :func:`run_deepweave`:
      coflow's flows aligned to end with its largest one.
 
 ``rerank="events"``: the priorities are recomputed at every decision epoch (a coflow becomes
-ready or completes) on the current state (remaining volumes, status flags) and the active
-coflows re-ordered by them; this runs on the reference engine (``order_schedule(rerank=...)``;
-the compiled engine cannot call back into Python) and only with ``converter="greedy"``.
+ready or completes, a job is released) on the current state (remaining volumes, status flags:
+:func:`.features.job_batches` with ``state=``) and the ready coflows re-ordered by them with the
+same ``across`` rule; only with ``converter="greedy"``.  It runs on the compiled decision-epoch
+stepper (:class:`coflowopt.sim.stepper.Stepper`: the greedy allocation between epochs is
+compiled, Python is re-entered once per epoch) and only the jobs that have a ready coflow are
+re-scored.  ``engine="reference"`` runs the same re-ranking through the reference engine
+(``order_schedule(rerank=...)``, a Python callback at every arrival and departure): the same
+schedule (tested), kept as the cross-check.
 
 Online: a job's static priorities depend on its own DAG only (features as at its arrival), so
 they can be computed when the job arrives; ``clairvoyant``: it reads flow volumes.
@@ -54,6 +59,7 @@ from coflowopt.schedulers.learned.converter import policy_converter
 from coflowopt.schedulers.learned.features import DagState, job_batches
 from coflowopt.schedulers.learned.network import DeepWeaveConfig, forward
 from coflowopt.sim.drive import order_schedule
+from coflowopt.sim.stepper import Stepper
 from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = ["DeepWeaveParams", "deepweave_checkpoint_info", "deepweave_priorities",
@@ -67,12 +73,15 @@ class DeepWeaveParams(Params):
     Policy Converter, Algorithm 2); ``rerank``: ``"static"`` (priorities once per job) or
     ``"events"`` (recomputed at every decision epoch; reference engine, greedy only);
     ``across``: ``"arrival"`` (jobs by arrival, inside a job by priority) or ``"global"`` (one
-    sort of all priorities)."""
+    sort of all priorities); ``engine`` (``rerank="events"`` only): ``"stepper"`` (the
+    compiled decision-epoch stepper) or ``"reference"`` (the reference engine's callback, the
+    cross-check)."""
 
     checkpoint: str | None = None
     converter: Literal["greedy", "aligned"] = "greedy"
     rerank: Literal["static", "events"] = "static"
     across: Literal["arrival", "global"] = "arrival"
+    engine: Literal["stepper", "reference"] = "stepper"
 
     def check(self) -> None:
         if self.rerank == "events" and self.converter != "greedy":
@@ -137,10 +146,41 @@ def deepweave_priorities(instance: Instance, params: dict[str, np.ndarray],
                          ) -> np.ndarray:
     """``(C,)`` priority of every coflow (higher = served first), each job's from its own DAG
     at ``state`` (``None``: each job as at its arrival)."""
+    return _priorities(instance, params, config, state, None)
+
+
+def _priorities(instance: Instance, params: dict[str, np.ndarray], config: DeepWeaveConfig,
+                state: Any, jobs: np.ndarray | None) -> np.ndarray:
+    """Priorities of the jobs flagged in ``jobs`` (``None``: all); 0 elsewhere."""
     out = np.zeros(instance.n_coflows)
     for b in job_batches(instance, state=state):
-        if b.n_nodes:
+        if b.n_nodes and (jobs is None or jobs[b.job]):
             out[b.coflows] = forward(params, config, b)
+    return out
+
+
+def _events_on_stepper(instance: Instance, params: dict[str, np.ndarray],
+                       config: DeepWeaveConfig, across: str, check: Tolerance | None,
+                       progress: Any) -> Schedule | ValidSchedule:
+    """``rerank="events"`` on the compiled stepper: at every epoch, the ready coflows' jobs
+    re-scored on the stepper's state and the ready coflows ranked by :func:`_order`."""
+    inst = instance
+    st = Stepper(inst)
+    state = st.reset()
+    key = np.zeros(inst.n_coflows)
+    n_jobs = inst.n_jobs
+    while not st.done:
+        ready = st.ready
+        jobs = np.zeros(n_jobs, dtype=bool)
+        jobs[inst.coflow_job[ready]] = True
+        pri = _priorities(inst, params, config, state, jobs)
+        key[_order(inst, pri, ready, across)] = np.arange(ready.size, dtype=np.float64)
+        st.step(key)
+        state = st.state
+        if progress is not None:
+            progress(int(np.count_nonzero(state.coflow_done)), inst.n_coflows)
+    out: Schedule | ValidSchedule = (st.schedule() if check is None else st.validate(check))
+    out.meta.update({"engine": "stepper", "steps": st.n_steps})
     return out
 
 
@@ -169,9 +209,11 @@ def run_deepweave(instance: Instance, params: DeepWeaveParams, *, seed: Any = No
     _check_sizes(instance, cfg, path)
     info = {"scheduler": "deepweave",
             "params": {"checkpoint": p.checkpoint, "converter": p.converter,
-                       "rerank": p.rerank, "across": p.across},
+                       "rerank": p.rerank, "across": p.across, "engine": p.engine},
             "checkpoint": str(path), "trained": bool(meta["trained"])}
-    if p.rerank == "events":
+    if p.rerank == "events" and p.engine == "stepper":
+        out = _events_on_stepper(instance, weights, cfg, p.across, check, progress)
+    elif p.rerank == "events":
         def rerank(view: Any) -> np.ndarray:
             pri = deepweave_priorities(instance, weights, cfg, DagState.from_view(view))
             return _order(instance, pri, np.asarray(view.coflows, dtype=np.int64), p.across)

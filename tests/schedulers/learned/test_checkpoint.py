@@ -64,7 +64,7 @@ def test_round_trip(ckpt):
     assert {k: meta[k] for k in META} == META
 
 
-def test_shipped_placeholder_is_small_seeded_and_marked_untrained(tmp_path):
+def test_shipped_checkpoint_is_small_and_marked(tmp_path):
     params, cfg, meta = load_checkpoint()
     assert isinstance(meta["trained"], bool)
     assert default_checkpoint_path().stat().st_size < 200_000
