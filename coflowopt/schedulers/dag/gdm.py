@@ -77,13 +77,14 @@ _E_INV = 1.0 / math.e
 class GDMParams(Params):
     """``beta``: DMA's delay constant (delays uniform on ``{0..floor(Delta/beta)}``; any
     ``beta > 1/e`` keeps the bound); ``kappa``: the release-step threshold of the primal-dual
-    order (``> 0``; 1/2 gives the factor 3); ``rule``: BNA's matching rule (``maxweight`` or
-    ``hk``); ``quantum``: volume per slot (a flow of volume ``v`` needs ``ceil(v/quantum)``
+    order (``> 0``; 1/2 gives the factor 3); ``rule``: BNA's matching rule (``maxweight``,
+    ``hk``, or ``auto``: maxweight up to a few dozen active ports, hk above, as for ``dma``);
+    ``quantum``: volume per slot (a flow of volume ``v`` needs ``ceil(v/quantum)``
     slots)."""
 
     beta: float = 1.0
     kappa: float = 0.5
-    rule: Literal["maxweight", "hk", "auto"] = "maxweight"
+    rule: Literal["maxweight", "hk", "auto"] = "auto"
     quantum: float = 1.0
 
     def check(self) -> None:
