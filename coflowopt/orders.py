@@ -1,5 +1,7 @@
 """The shared order machinery: port loads, BSSI (Sincronia), SEBF's effective bottleneck
-(Varys) and the static keys (FIFO, SCF, NCF, LCF).
+(Varys), the static keys (FIFO, SCF, NCF, LCF), and CoFair's compiled core (its sigma-order
+and the online step with MPS's backward fallback; the algorithm is documented in
+:mod:`coflowopt.schedulers.fair.cofair`).
 
 An order is an array of coflow positions, highest priority first.  This module is the one
 home of these computations: the simulator's kernels, the schedulers and the LP layer
@@ -134,6 +136,190 @@ def bssi_trace(loads: np.ndarray, weights: np.ndarray, capacity: np.ndarray | No
     if capacity is not None:
         p = p / np.asarray(capacity, dtype=np.float64)[None, :]
     return _bssi_trace(p, np.ascontiguousarray(weights, dtype=np.float64))
+
+
+# -- CoFair (single-stage spec 4.3, [INF]; documented in coflowopt.schedulers.fair.cofair) --------
+# One implementation for the offline order, the reference engine's online re-ranking and the
+# compiled engine's KIND_COFAIR (coflowopt.sim.fast), so the three cannot drift apart.
+
+
+@njit(cache=True)
+def _cofair_loads(ptr, order, src, dst, volume, m, cap):
+    """Per-coflow port loads in time units, coflow-major CSR (ports ascending inside a
+    coflow): each coflow's flows summed in the order of ``order[ptr[c]:ptr[c + 1]]`` (zero
+    volumes skipped), then divided by the port's capacity ``cap`` (``2m``: ingress, egress)."""
+    n = ptr.size - 1
+    acc = np.zeros(2 * m)
+    mark = np.full(2 * m, -1, dtype=np.int64)
+    used = np.empty(2 * m, dtype=np.int64)
+    cptr = np.zeros(n + 1, dtype=np.int64)
+    cap_n = 2 * (ptr[n] - ptr[0]) + 1
+    cport = np.empty(cap_n, dtype=np.int64)
+    cval = np.empty(cap_n)
+    nnz = 0
+    for c in range(n):
+        nu = 0
+        for i in range(ptr[c], ptr[c + 1]):
+            f = order[i]
+            v = volume[f]
+            if v > 0.0:
+                q = np.int64(src[f])
+                if mark[q] != c:
+                    mark[q] = c
+                    acc[q] = 0.0
+                    used[nu] = q
+                    nu += 1
+                acc[q] += v
+                q = m + np.int64(dst[f])
+                if mark[q] != c:
+                    mark[q] = c
+                    acc[q] = 0.0
+                    used[nu] = q
+                    nu += 1
+                acc[q] += v
+        us = np.sort(used[:nu])
+        for a in range(nu):
+            q = us[a]
+            cport[nnz] = q
+            cval[nnz] = acc[q] / cap[q]
+            nnz += 1
+        cptr[c + 1] = nnz
+    return cptr, cport[:nnz], cval[:nnz]
+
+
+@njit(cache=True)
+def _cofair_port_major(cptr, cport, cval, P):
+    """The same loads port-major (coflows ascending inside a port)."""
+    n = cptr.size - 1
+    cnt = np.zeros(P + 1, dtype=np.int64)
+    for a in range(cport.size):
+        cnt[cport[a] + 1] += 1
+    pptr = np.cumsum(cnt)
+    fill = pptr[:-1].copy()
+    pcof = np.empty(cport.size, dtype=np.int64)
+    pval = np.empty(cport.size)
+    for c in range(n):
+        for a in range(cptr[c], cptr[c + 1]):
+            q = cport[a]
+            pcof[fill[q]] = c
+            pval[fill[q]] = cval[a]
+            fill[q] += 1
+    return pptr, pcof, pval
+
+
+@njit(cache=True)
+def _cofair_trace(cptr, cport, cval, pptr, pcof, pval, w, D, pivot_port, rtol):
+    """CoFair's Alg. 2 as reconstructed.  Returns ``(sigma, pivots, betas, fail)``:
+    ``pivots[k]`` the pivot port of position ``k`` (-1: no load left), ``betas[k]`` its dual
+    ``alpha_sigma(k) / p[mu][sigma(k)]``; ``fail`` = -1, or the pivot port at which no
+    feasible tail existed (then the positions from the failing one down are -1)."""
+    n = cptr.size - 1
+    P = pptr.size - 1
+    load = np.zeros(P)
+    for c in range(n):  # in coflow order, as BSSI sums them
+        for a in range(cptr[c], cptr[c + 1]):
+            load[cport[a]] += cval[a]
+    top = 0.0
+    for q in range(P):
+        top = max(top, load[q])
+    tol = rtol * top
+    alive = np.ones(n, dtype=np.bool_)
+    alpha = w.copy()
+    sigma = np.full(n, -1, dtype=np.int64)
+    pivots = np.full(n, -1, dtype=np.int64)
+    betas = np.zeros(n)
+    for k in range(n - 1, -1, -1):
+        mu = 0
+        for q in range(1, P):
+            if load[q] > load[mu]:
+                mu = q
+        if P == 0 or not load[mu] > 0.0:
+            # nothing left carries load: any order meets every deadline; BSSI's choice
+            for j in range(n - 1, -1, -1):
+                if alive[j]:
+                    sigma[k] = j
+                    alive[j] = False
+                    break
+            continue
+        T = load[mu]
+        best = -1
+        bestv = np.inf
+        for a in range(pptr[mu], pptr[mu + 1]):
+            j = pcof[a]
+            if alive[j] and pval[a] > 0.0 and D[j] >= T - tol:
+                v = alpha[j] / pval[a]
+                if v < bestv:
+                    bestv = v
+                    best = j
+        if best < 0:
+            return sigma, pivots, betas, mu
+        pb = 0.0
+        for a in range(pptr[mu], pptr[mu + 1]):
+            if pcof[a] == best:
+                pb = pval[a]
+                break
+        ab = alpha[best]
+        sigma[k] = best
+        pivots[k] = mu
+        betas[k] = max(ab / pb, 0.0)
+        for a in range(pptr[mu], pptr[mu + 1]):
+            j = pcof[a]
+            if alive[j] and j != best and pval[a] > 0.0 and (pivot_port or D[j] >= T - tol):
+                alpha[j] -= ab * pval[a] / pb
+        alive[best] = False
+        for a in range(cptr[best], cptr[best + 1]):
+            load[cport[a]] -= cval[a]
+    return sigma, pivots, betas, -1
+
+
+@njit(cache=True)
+def _mps_backward(cptr, cport, cval, P, t, rel, c0, phi):
+    """MPS's backward rule on a residual state: last = argmin ``phi_j (t - r_j + T(A)) /
+    C_j^0`` (ties: the highest position)."""
+    n = cptr.size - 1
+    load = np.zeros(P)
+    for c in range(n):
+        for a in range(cptr[c], cptr[c + 1]):
+            load[cport[a]] += cval[a]
+    alive = np.ones(n, dtype=np.bool_)
+    sigma = np.empty(n, dtype=np.int64)
+    for k in range(n - 1, -1, -1):
+        T = 0.0
+        for q in range(P):
+            T = max(T, load[q])
+        best = -1
+        bestv = np.inf
+        for j in range(n - 1, -1, -1):
+            if alive[j]:
+                v = phi[j] * (t - rel[j] + T) / c0[j] if c0[j] > 0.0 else np.inf
+                if best < 0 or v < bestv:
+                    bestv = v
+                    best = j
+        sigma[k] = best
+        alive[best] = False
+        for a in range(cptr[best], cptr[best + 1]):
+            load[cport[a]] -= cval[a]
+    return sigma
+
+
+@njit(cache=True)
+def _cofair_online(ptr, order, src, dst, remaining, m, cap, w, D, t, rel, c0, phi, pivot_port,
+                   rtol):
+    """One online re-order (spec 4.4, [PROP]) of the coflows ``0..n-1`` of the CSR ``ptr,
+    order`` (global flow ids): CoFair on their ``remaining`` volumes with residual deadlines
+    ``D - t``, or, when its exit fires, MPS's backward rule at ``t``.  Returns ``(local
+    order, fail)``: ``fail`` = -1, or the pivot port of the exit (the fallback was used)."""
+    cptr, cport, cval = _cofair_loads(ptr, order, src, dst, remaining, m, cap)
+    pptr, pcof, pval = _cofair_port_major(cptr, cport, cval, 2 * m)
+    n = ptr.size - 1
+    Dr = np.empty(n)
+    for j in range(n):
+        Dr[j] = D[j] - t
+    sigma, _, _, fail = _cofair_trace(cptr, cport, cval, pptr, pcof, pval, w, Dr, pivot_port,
+                                      rtol)
+    if fail < 0:
+        return sigma, -1
+    return _mps_backward(cptr, cport, cval, 2 * m, t, rel, c0, phi), fail
 
 
 def _normalized(inst: Instance, loads: tuple[sp.csr_matrix, sp.csr_matrix]) -> np.ndarray:

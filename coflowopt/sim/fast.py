@@ -36,11 +36,13 @@ goes to the work-conserving backfill.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 
 from coflowopt.model import Instance
-from coflowopt.orders import _bssi
+from coflowopt.orders import _bssi, _cofair_online
 from coflowopt.schedule import Schedule
 from coflowopt.sim.kernel import (
     CTL_DONE,
@@ -72,12 +74,14 @@ from coflowopt.validate import (
     stream_push,
 )
 
-__all__ = ["KIND_DCLAS", "KIND_SINCRONIA", "KIND_STATIC", "KIND_VARYS", "fast_simulate"]
+__all__ = ["KIND_COFAIR", "KIND_DCLAS", "KIND_SINCRONIA", "KIND_STATIC", "KIND_VARYS",
+           "fast_simulate"]
 
 KIND_STATIC = 0  # fixed key per coflow (FIFO = admission time, SCF, NCF, LCF, offline BSSI)
 KIND_SINCRONIA = 1  # BSSI on remaining volumes at arrivals and departures
 KIND_VARYS = 2  # SEBF on remaining volumes + MADD reservations + backfill
 KIND_DCLAS = 3  # D-CLAS queues on attained service (Aalo, A-SEBF)
+KIND_COFAIR = 4  # CoFair on remaining volumes and residual deadlines, MPS fallback
 
 TINY = 1e-12
 
@@ -400,7 +404,8 @@ def _start_walk(p, cap, cnt, cur, plist, pos, wh, nw):
 
 @njit(cache=True, nogil=True)
 def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, succ, cap_in,
-         cap_out, kind, key, thresholds, norm, t0, refill, lean, vs, kctl):
+         cap_out, kind, key, thresholds, norm, fair, pivot_port, rtol, t0, refill, lean, vs,
+         kctl):
     C = ptr.size - 1
     F = src.size
     m = cap_in.size
@@ -504,6 +509,14 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     n_full = 0
     n_visits = 0
     full = False
+    # CoFair: re-orders, fallbacks, and the state of the first fallback (time, active coflows
+    # in admission order, remaining volumes) for the caller's message
+    capq = np.concatenate((cap_in, cap_out))
+    n_orders = 0
+    n_fb = 0
+    t_fb = np.nan
+    act_fb = np.empty(0, dtype=np.int64)
+    rem_fb = np.empty(0)
     while n_done < C:
         # progress, and the waiting thread's stop flag (kernel.py), once an event
         kctl[CTL_TIME] = t - t0
@@ -512,7 +525,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         if stop_requested(kctl):
             kctl[CTL_STATUS] = 1.0
             return (bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), 2, n_events, n_full,
-                    n_visits)
+                    n_visits, (n_orders, n_fb, t_fb, act_fb, rem_fb))
         # 1. admissions at t
         while na > 0 and ak[0] <= t:
             c = av[0]
@@ -588,6 +601,40 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             elif kind == KIND_DCLAS:
                 act = act[np.argsort(entry[act], kind="mergesort")]
                 act = act[np.argsort(queue[act], kind="mergesort")]
+            elif kind == KIND_COFAIR:
+                # the order of the reference engine's re-ranking: CoFair on the remaining
+                # volumes of the active coflows in admission order (orders._cofair_online)
+                act = act[np.argsort(admitted[act], kind="mergesort")]
+                if nc > 0:
+                    n_orders += 1
+                    sp = np.zeros(nc + 1, dtype=np.int64)
+                    for j in range(nc):
+                        c = act[j]
+                        sp[j + 1] = sp[j] + (live_end[c] - ptr[c])
+                    so = np.empty(sp[nc], dtype=np.int64)
+                    for j in range(nc):
+                        c = act[j]
+                        for i in range(ptr[c], live_end[c]):
+                            so[sp[j] + i - ptr[c]] = live[i]
+                    fdl = np.empty(nc)
+                    frl = np.empty(nc)
+                    fc0 = np.empty(nc)
+                    fph = np.empty(nc)
+                    for j in range(nc):
+                        c = act[j]
+                        fdl[j] = fair[0, c]
+                        frl[j] = fair[1, c]
+                        fc0[j] = fair[2, c]
+                        fph[j] = fair[3, c]
+                    local, fail = _cofair_online(sp, so, src, dst, rem, m, capq, weight[act], fdl,
+                                                 t, frl, fc0, fph, pivot_port, rtol)
+                    if fail >= 0:
+                        n_fb += 1
+                        if n_fb == 1:
+                            t_fb = t
+                            act_fb = act.copy()
+                            rem_fb = rem.copy()
+                    act = act[local]
             else:  # KIND_SINCRONIA: BSSI on the remaining volumes, coflows in admission order
                 act = act[np.argsort(admitted[act], kind="mergesort")]
                 # BSSI over the ports the active flows use only (an idle port is never the
@@ -868,7 +915,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             tn = tkey[0]
         if tn == np.inf:
             return (bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), -1, n_events, n_full,
-                    n_visits)
+                    n_visits, (n_orders, n_fb, t_fb, act_fb, rem_fb))
         bps, kk, t, tol = next_breakpoint(bps, kk, t, tn)
         # 5. flow completions
         while nq > 0 and qkey[0] <= t + tol:
@@ -889,7 +936,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 active[c] = False
                 n_done += 1
                 nt = indexed_delete(tkey, theap, twhere, nt, c)
-                if kind == KIND_SINCRONIA or kind == KIND_VARYS or not refill:
+                if (kind == KIND_SINCRONIA or kind == KIND_VARYS or kind == KIND_COFAIR
+                        or not refill):
                     full = True
                 na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
         # 6. D-CLAS threshold crossings: demote, keeping the FIFO order of simultaneous ones
@@ -949,14 +997,17 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             else:
                 ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, x[f])
     # the segments are joined by the caller, once this frame's working arrays are gone
-    return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), 0, n_events, n_full, n_visits
+    return (bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), 0, n_events, n_full, n_visits,
+            (n_orders, n_fb, t_fb, act_fb, rem_fb))
 
 
 def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = None,
                   thresholds: np.ndarray | None = None, norm: np.ndarray | None = None,
+                  fair: np.ndarray | None = None, pivot_port: bool = False, rtol: float = 1e-9,
                   refill: bool = True, check: Tolerance | None = None,
                   progress: Progress | None = None, notify: Notify | None = None,
-                  control: np.ndarray | None = None) -> Schedule | ValidSchedule:
+                  control: np.ndarray | None = None, out: dict[str, Any] | None = None
+                  ) -> Schedule | ValidSchedule:
     """Run the compiled engine (see the module docstring) and return the schedule.
 
     ``refill=False``: rates are recomputed only when a coflow arrives or departs (and, for
@@ -977,6 +1028,13 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
     compiles (default: stderr).  ``control``: a caller's control array
     (:func:`coflowopt.sim.kernel.new_control`) to read progress from or set the stop flag in
     from another thread.
+
+    ``KIND_COFAIR`` (online CoFair, :mod:`coflowopt.schedulers.fair.cofair`): ``fair`` is the
+    ``(4, C)`` array of deadlines ``D_j``, releases, isolation times ``C_j^0`` and preferences
+    ``phi_j``; ``pivot_port`` the ``update="pivot-port"`` reading; ``rtol`` the feasible-tail
+    tolerance.  ``out`` (a dict) receives ``orders`` (re-orders), ``fallbacks`` (re-orders
+    where the exit fired and MPS's backward rule was used) and ``first_fallback``: ``None``, or
+    ``(t, active coflows in admission order, remaining volumes per flow)`` at the first one.
     """
     inst = instance
     C = inst.n_coflows
@@ -1001,17 +1059,24 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
             arr(inst.coflow_weight, None), n_pred, succ_ptr, succ,
             arr(inst.fabric.capacity_in, None), arr(inst.fabric.capacity_out, None), int(kind),
             arr(key, np.zeros(C)), arr(thresholds, np.zeros(0)), arr(norm, np.ones(C)),
-            float(t0), bool(refill), check is not None, stream.state, ctl)
+            np.array(np.zeros((4, 0)) if fair is None else fair, dtype=np.float64, order="C",
+                     copy=True), bool(pivot_port), float(rtol), float(t0), bool(refill),
+            check is not None, stream.state, ctl)
     prepare(_run, *args, notify=notify)
     cb, units = progress_target(progress)
-    bps, store, status, events, n_full, n_visits = run_kernel(_run, *args, control=ctl,
-                                                              progress=cb, units=units)
+    bps, store, status, events, n_full, n_visits, fb = run_kernel(_run, *args, control=ctl,
+                                                                  progress=cb, units=units)
     if status != 0:
         from coflowopt.sim.engine import SimulationError
 
         raise SimulationError("the fast engine stalled: active coflows but no pending event")
     meta = {"events": int(events), "recomputations": int(n_full), "refill": bool(refill),
             "cascade_visits": int(n_visits), "engine": "fast"}
+    if out is not None:
+        out["orders"] = int(fb[0])
+        out["fallbacks"] = int(fb[1])
+        out["first_fallback"] = (float(fb[2]), fb[3], fb[4]) if fb[1] > 0 else None
+    del fb
     if check is not None:
         stream.finish(bps, store[4], buffer=store[:2])
         return stream.result(meta)

@@ -62,9 +62,15 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from numba import njit
 
 from coflowopt.model import Instance
+from coflowopt.orders import (
+    _cofair_loads,
+    _cofair_online,
+    _cofair_port_major,
+    _cofair_trace,
+    _mps_backward,
+)
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
 from coflowopt.schedulers.registry import NoFeasibleSchedule
@@ -85,161 +91,6 @@ UPDATES = ("tails", "pivot-port")
 FEAS_RTOL = 1e-9
 
 
-# -- the compiled core ------------------------------------------------------------------------
-
-
-@njit(cache=True)
-def _flow_loads(ptr, order, src, dst, volume, m, cap):
-    """Per-coflow port loads in time units, coflow-major CSR (ports ascending inside a
-    coflow): each coflow's flows summed in instance order, as :func:`coflowopt.orders.
-    port_loads` sums them, then divided by the port's capacity."""
-    n = ptr.size - 1
-    acc = np.zeros(2 * m)
-    mark = np.full(2 * m, -1, dtype=np.int64)
-    used = np.empty(2 * m, dtype=np.int64)
-    cptr = np.zeros(n + 1, dtype=np.int64)
-    cap_n = 2 * (ptr[n] - ptr[0]) + 1
-    cport = np.empty(cap_n, dtype=np.int64)
-    cval = np.empty(cap_n)
-    nnz = 0
-    for c in range(n):
-        nu = 0
-        for i in range(ptr[c], ptr[c + 1]):
-            f = order[i]
-            v = volume[f]
-            if v > 0.0:
-                for q in (src[f], m + dst[f]):
-                    if mark[q] != c:
-                        mark[q] = c
-                        acc[q] = 0.0
-                        used[nu] = q
-                        nu += 1
-                    acc[q] += v
-        us = np.sort(used[:nu])
-        for a in range(nu):
-            q = us[a]
-            cport[nnz] = q
-            cval[nnz] = acc[q] / cap[q]
-            nnz += 1
-        cptr[c + 1] = nnz
-    return cptr, cport[:nnz], cval[:nnz]
-
-
-@njit(cache=True)
-def _port_major(cptr, cport, cval, P):
-    """The same loads port-major (coflows ascending inside a port)."""
-    n = cptr.size - 1
-    cnt = np.zeros(P + 1, dtype=np.int64)
-    for a in range(cport.size):
-        cnt[cport[a] + 1] += 1
-    pptr = np.cumsum(cnt)
-    fill = pptr[:-1].copy()
-    pcof = np.empty(cport.size, dtype=np.int64)
-    pval = np.empty(cport.size)
-    for c in range(n):
-        for a in range(cptr[c], cptr[c + 1]):
-            q = cport[a]
-            pcof[fill[q]] = c
-            pval[fill[q]] = cval[a]
-            fill[q] += 1
-    return pptr, pcof, pval
-
-
-@njit(cache=True)
-def _cofair(cptr, cport, cval, pptr, pcof, pval, w, D, pivot_port, rtol):
-    """Alg. 2 as reconstructed (module docstring).  Returns ``(sigma, pivots, betas, fail)``:
-    ``pivots[k]`` the pivot port of position ``k`` (-1: no load left), ``betas[k]`` its dual
-    ``alpha_sigma(k) / p[mu][sigma(k)]``; ``fail`` = -1, or the pivot port at which no
-    feasible tail existed (then the positions from the failing one down are -1)."""
-    n = cptr.size - 1
-    P = pptr.size - 1
-    load = np.zeros(P)
-    for c in range(n):  # in coflow order, as BSSI sums them
-        for a in range(cptr[c], cptr[c + 1]):
-            load[cport[a]] += cval[a]
-    top = 0.0
-    for q in range(P):
-        top = max(top, load[q])
-    tol = rtol * top
-    alive = np.ones(n, dtype=np.bool_)
-    alpha = w.copy()
-    sigma = np.full(n, -1, dtype=np.int64)
-    pivots = np.full(n, -1, dtype=np.int64)
-    betas = np.zeros(n)
-    for k in range(n - 1, -1, -1):
-        mu = 0
-        for q in range(1, P):
-            if load[q] > load[mu]:
-                mu = q
-        if P == 0 or not load[mu] > 0.0:
-            # nothing left carries load: any order meets every deadline; BSSI's choice
-            for j in range(n - 1, -1, -1):
-                if alive[j]:
-                    sigma[k] = j
-                    alive[j] = False
-                    break
-            continue
-        T = load[mu]
-        best = -1
-        bestv = np.inf
-        for a in range(pptr[mu], pptr[mu + 1]):
-            j = pcof[a]
-            if alive[j] and pval[a] > 0.0 and D[j] >= T - tol:
-                v = alpha[j] / pval[a]
-                if v < bestv:
-                    bestv = v
-                    best = j
-        if best < 0:
-            return sigma, pivots, betas, mu
-        pb = 0.0
-        for a in range(pptr[mu], pptr[mu + 1]):
-            if pcof[a] == best:
-                pb = pval[a]
-                break
-        ab = alpha[best]
-        sigma[k] = best
-        pivots[k] = mu
-        betas[k] = max(ab / pb, 0.0)
-        for a in range(pptr[mu], pptr[mu + 1]):
-            j = pcof[a]
-            if alive[j] and j != best and pval[a] > 0.0 and (pivot_port or D[j] >= T - tol):
-                alpha[j] -= ab * pval[a] / pb
-        alive[best] = False
-        for a in range(cptr[best], cptr[best + 1]):
-            load[cport[a]] -= cval[a]
-    return sigma, pivots, betas, -1
-
-
-@njit(cache=True)
-def _lawler(cptr, cport, cval, P, t, rel, c0, phi):
-    """MPS's backward rule on a residual state: last = argmin ``phi_j (t - r_j + T(A)) /
-    C_j^0`` (ties: the highest position)."""
-    n = cptr.size - 1
-    load = np.zeros(P)
-    for c in range(n):
-        for a in range(cptr[c], cptr[c + 1]):
-            load[cport[a]] += cval[a]
-    alive = np.ones(n, dtype=np.bool_)
-    sigma = np.empty(n, dtype=np.int64)
-    for k in range(n - 1, -1, -1):
-        T = 0.0
-        for q in range(P):
-            T = max(T, load[q])
-        best = -1
-        bestv = np.inf
-        for j in range(n - 1, -1, -1):
-            if alive[j]:
-                v = phi[j] * (t - rel[j] + T) / c0[j] if c0[j] > 0.0 else np.inf
-                if best < 0 or v < bestv:
-                    bestv = v
-                    best = j
-        sigma[k] = best
-        alive[best] = False
-        for a in range(cptr[best], cptr[best + 1]):
-            load[cport[a]] -= cval[a]
-    return sigma
-
-
 # -- loads from an instance or an array -------------------------------------------------------
 
 
@@ -252,20 +103,16 @@ def _instance_loads(inst: Instance, coflows: np.ndarray | None = None,
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Coflow-major CSR loads (time units) of ``coflows`` (default all) on ``remaining``
     volumes (default the full ones)."""
-    ptr = np.asarray(inst.coflow_flows_ptr, dtype=np.int64)
-    order = np.asarray(inst.coflow_flow_order, dtype=np.int64)
-    if coflows is not None:  # a sub-CSR of the chosen coflows, in the given order
-        c = np.asarray(coflows, dtype=np.int64)
-        cnt = ptr[c + 1] - ptr[c]
-        sub = np.zeros(c.size + 1, dtype=np.int64)
-        np.cumsum(cnt, out=sub[1:])
-        starts = np.repeat(ptr[c] - sub[:-1], cnt) + np.arange(int(sub[-1]))
-        order, ptr = order[starts], sub
+    if coflows is None:
+        ptr = np.asarray(inst.coflow_flows_ptr, dtype=np.int64)
+        order = np.asarray(inst.coflow_flow_order, dtype=np.int64)
+    else:  # a sub-CSR of the chosen coflows, in the given order
+        ptr, order = _sub_csr(inst, coflows)
     vol = inst.flow_volume if remaining is None else remaining
-    cptr, cport, cval = _flow_loads(ptr, order, inst.flow_src.astype(np.int64),
-                                    inst.flow_dst.astype(np.int64),
-                                    np.ascontiguousarray(vol, dtype=np.float64), inst.ports,
-                                    _capacity(inst))
+    cptr, cport, cval = _cofair_loads(ptr, order, inst.flow_src.astype(np.int64),
+                                      inst.flow_dst.astype(np.int64),
+                                      np.ascontiguousarray(vol, dtype=np.float64), inst.ports,
+                                      _capacity(inst))
     return cptr, cport, cval, 2 * inst.ports
 
 
@@ -364,8 +211,8 @@ def cofair_trace(loads: Instance | Any, weights: Any = None, deadlines: Any = No
     if D.size != n or np.isnan(D).any():
         raise ValueError(f"cofair: deadlines need {n} numbers (not NaN), one per coflow, got "
                          f"{D.size}")
-    pptr, pcof, pval = _port_major(cptr, cport, cval, P)
-    sigma, pivots, betas, fail = _cofair(cptr, cport, cval, pptr, pcof, pval,
+    pptr, pcof, pval = _cofair_port_major(cptr, cport, cval, P)
+    sigma, pivots, betas, fail = _cofair_trace(cptr, cport, cval, pptr, pcof, pval,
                                          np.ascontiguousarray(w), np.ascontiguousarray(D),
                                          update == "pivot-port", float(rtol))
     if fail >= 0:
@@ -425,8 +272,9 @@ def mps_fallback_order(instance: Instance, coflows: Any, remaining: Any, t: floa
     c = np.asarray(coflows, dtype=np.int64)
     cptr, cport, cval, P = _instance_loads(instance, c, remaining)
     ph = _phi(instance, phi)
-    local = _lawler(cptr, cport, cval, P, float(t), np.asarray(instance.release[c], np.float64),
-                    np.asarray(instance.isolation_time[c], np.float64), ph[c])
+    local = _mps_backward(cptr, cport, cval, P, float(t),
+                          np.asarray(instance.release[c], np.float64),
+                          np.asarray(instance.isolation_time[c], np.float64), ph[c])
     return c[local]
 
 
@@ -503,37 +351,75 @@ def resolve_E(instance: Instance, params: CoFairParams) -> tuple[float, float]:
     return factor * e_mps, e_mps
 
 
+def _sub_csr(inst: Instance, coflows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(ptr, order)``: the flows of ``coflows`` (in that order), instance order inside each."""
+    ptr = np.asarray(inst.coflow_flows_ptr, dtype=np.int64)
+    order = np.asarray(inst.coflow_flow_order, dtype=np.int64)
+    c = np.asarray(coflows, dtype=np.int64)
+    cnt = ptr[c + 1] - ptr[c]
+    sub = np.zeros(c.size + 1, dtype=np.int64)
+    np.cumsum(cnt, out=sub[1:])
+    starts = np.repeat(ptr[c] - sub[:-1], cnt) + np.arange(int(sub[-1]))
+    return sub, order[starts]
+
+
+def _fallback_reason(inst: Instance, coflows: np.ndarray, remaining: np.ndarray, t: float,
+                     D: np.ndarray, update: str) -> str:
+    """Why CoFair's exit fired on the active ``coflows`` at ``t`` (the message of the offline
+    exit, on the residual state); for ``meta["first_fallback"]``."""
+    c = np.asarray(coflows, dtype=np.int64)
+    cptr, cport, cval, P = _instance_loads(inst, c, remaining)
+    pptr, pcof, pval = _cofair_port_major(cptr, cport, cval, P)
+    Dc = np.ascontiguousarray(D[c], dtype=np.float64)
+    sigma, _, _, fail = _cofair_trace(cptr, cport, cval, pptr, pcof, pval,
+                                      np.ascontiguousarray(inst.coflow_weight[c],
+                                                           dtype=np.float64),
+                                      Dc - t, update == "pivot-port", FEAS_RTOL)
+    if fail < 0:  # cannot happen for the state the exit fired on; say so rather than guess
+        return "cofair: the exit fired (its state was not reproduced)"
+    return str(_infeasible(fail, sigma, cptr, cport, cval, pptr, pcof, Dc,
+                           inst.coflow_id[c], inst.ports))
+
+
 class _Online:
-    """The online order (4.4, [PROP]): CoFair on the active coflows' remaining volumes with
-    residual deadlines, MPS's fallback when the exit fires."""
+    """The online order on the reference engine (4.4, [PROP]): the re-ranking callback of
+    :func:`coflowopt.sim.order_schedule`, calling the compiled step that ``KIND_COFAIR`` of
+    :mod:`coflowopt.sim.fast` calls (:func:`coflowopt.orders._cofair_online`)."""
 
     def __init__(self, inst: Instance, D: np.ndarray, phi: np.ndarray, update: str):
         self.inst, self.D, self.phi, self.update = inst, D, phi, update
+        self.src = inst.flow_src.astype(np.int64)
+        self.dst = inst.flow_dst.astype(np.int64)
+        self.cap = _capacity(inst)
         self.recomputations = 0
         self.fallbacks = 0
         self.first_fallback: tuple[float, str] | None = None
 
     def __call__(self, view: Any) -> np.ndarray:
         c = view.coflows
+        inst = self.inst
         self.recomputations += 1
-        cptr, cport, cval, P = _instance_loads(self.inst, c, view.remaining)
-        pptr, pcof, pval = _port_major(cptr, cport, cval, P)
-        D = np.ascontiguousarray(self.D[c] - view.t)
-        sigma, _, _, fail = _cofair(cptr, cport, cval, pptr, pcof, pval,
-                                    np.ascontiguousarray(self.inst.coflow_weight[c],
-                                                         dtype=np.float64),
-                                    D, self.update == "pivot-port", FEAS_RTOL)
-        if fail < 0:
-            return c[sigma]
-        self.fallbacks += 1
-        if self.first_fallback is None:
-            err = _infeasible(fail, sigma, cptr, cport, cval, pptr, pcof, D + view.t,
-                              self.inst.coflow_id[c], self.inst.ports)
-            self.first_fallback = (float(view.t), str(err))
-        local = _lawler(cptr, cport, cval, P, float(view.t),
-                        np.asarray(self.inst.release[c], np.float64),
-                        np.asarray(self.inst.isolation_time[c], np.float64), self.phi[c])
+        ptr, order = _sub_csr(inst, c)
+        f64 = np.float64
+        local, fail = _cofair_online(
+            ptr, order, self.src, self.dst, np.ascontiguousarray(view.remaining, dtype=f64),
+            inst.ports, self.cap, np.ascontiguousarray(inst.coflow_weight[c], dtype=f64),
+            np.ascontiguousarray(self.D[c], dtype=f64), float(view.t),
+            np.ascontiguousarray(inst.release[c], dtype=f64),
+            np.ascontiguousarray(inst.isolation_time[c], dtype=f64),
+            np.ascontiguousarray(self.phi[c], dtype=f64), self.update == "pivot-port",
+            FEAS_RTOL)
+        if fail >= 0:
+            self.fallbacks += 1
+            if self.first_fallback is None:
+                self.first_fallback = (float(view.t), _fallback_reason(
+                    inst, c, view.remaining, float(view.t), self.D, self.update))
         return c[local]
+
+
+def _fair_args(inst: Instance, D: np.ndarray, phi: np.ndarray) -> np.ndarray:
+    """``KIND_COFAIR``'s per-coflow rows: deadline, release, isolation time, preference."""
+    return np.vstack([D, inst.release, inst.isolation_time, phi]).astype(np.float64)
 
 
 def run_cofair(instance: Instance, params: CoFairParams, *, seed: Any = None,
@@ -566,7 +452,7 @@ def run_cofair(instance: Instance, params: CoFairParams, *, seed: Any = None,
                                      exc.where) from None
         out = order_schedule(inst, sigma, engine=p.engine, check=check, progress=progress)
         meta["fallbacks"] = 0
-    else:
+    elif p.engine == "reference":
         online = _Online(inst, D, ph, p.update)
         out = order_schedule(inst, rerank=online, check=check, progress=progress)
         meta["fallbacks"] = online.fallbacks
@@ -574,5 +460,20 @@ def run_cofair(instance: Instance, params: CoFairParams, *, seed: Any = None,
         if online.first_fallback is not None:
             meta["first_fallback"] = {"t": online.first_fallback[0],
                                       "why": online.first_fallback[1]}
+    else:
+        from coflowopt.sim.fast import KIND_COFAIR, fast_simulate
+
+        info: dict[str, Any] = {}
+        out = fast_simulate(inst, KIND_COFAIR, fair=_fair_args(inst, D, ph),
+                            pivot_port=p.update == "pivot-port", rtol=FEAS_RTOL, check=check,
+                            progress=progress, out=info)
+        meta["allocation"] = "greedy"
+        meta["fallbacks"] = info["fallbacks"]
+        meta["orders"] = info["orders"]
+        first = info["first_fallback"]
+        if first is not None:
+            t_fb, act, rem = first
+            meta["first_fallback"] = {"t": t_fb,
+                                      "why": _fallback_reason(inst, act, rem, t_fb, D, p.update)}
     out.meta.update(meta)
     return out

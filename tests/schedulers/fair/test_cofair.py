@@ -269,6 +269,48 @@ def test_fallback_order_is_mps_in_a_batch_and_optimal(seed: int) -> None:
     assert mps(inst).E == pytest.approx(best)
 
 
+def _online_pair(inst, params):
+    fast = coflowopt.run(inst, "cofair", params={**params, "mode": "online"})
+    ref = coflowopt.run(inst, "cofair", params={**params, "mode": "online",
+                                                 "engine": "reference"})
+    return fast, ref
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("params", [{"slowdown": 0.7}, {"slowdown": 1.0},
+                                    {"slowdown": 1.5, "update": "pivot-port"},
+                                    {"E": math.inf}, {"slowdown": 1.0, "phi": "volume"}],
+                         ids=["0.7", "1", "1.5-pivot", "inf", "1-volume"])
+def test_online_compiled_equals_reference(seed: int, params: dict) -> None:
+    """The compiled online mode (KIND_COFAIR of coflowopt.sim.fast, the default) gives the
+    reference engine's online schedule (a second simulator: every rate at every event):
+    completion times to 1e-9, the same re-orders, fallbacks and first fallback's reason.
+    Both validated (coflowopt.run); the compiled one streamed."""
+    inst = _random(seed, releases=True)
+    fast, ref = _online_pair(inst, params)
+    a, b = fast.valid, ref.valid
+    assert a.meta["engine"] == "fast" and b.meta["engine"] == "reference" and fast.streamed
+    np.testing.assert_allclose(a.flow_completion, b.flow_completion, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(a.coflow_completion, b.coflow_completion, rtol=1e-9, atol=1e-9)
+    assert (a.meta["fallbacks"], a.meta["orders"]) == (b.meta["fallbacks"], b.meta["orders"])
+    assert a.meta.get("first_fallback") == b.meta.get("first_fallback")
+
+
+def test_online_compiled_counts_fallbacks() -> None:
+    """Below E_MPS (E2 at E = 1.5, spec E3) both engines fall back at every re-order and name
+    the same pivot; over the random instances at 0.7 E_MPS some fall back, equally."""
+    fast, ref = _online_pair(e2_instance(), {"E": 1.5})
+    assert fast.valid.meta["fallbacks"] == ref.valid.meta["fallbacks"] >= 1
+    assert "C3: 4.5" in fast.valid.meta["first_fallback"]["why"]
+    np.testing.assert_allclose(fast.valid.coflow_completion, ref.valid.coflow_completion)
+    total = 0
+    for seed in range(6):
+        a, b = _online_pair(_random(seed, releases=True), {"slowdown": 0.7})
+        assert a.valid.meta["fallbacks"] == b.valid.meta["fallbacks"]
+        total += a.valid.meta["fallbacks"]
+    assert total > 0
+
+
 # -- parameters, refusals, proof check -------------------------------------------------------------
 
 
