@@ -37,7 +37,13 @@ Schedules (4.4): ``mode="offline"`` serves the one sigma-order of the whole inst
 :func:`coflowopt.sim.order_schedule` (compiled, streamed into the validator).
 ``mode="online"`` [PROP] recomputes the order at every arrival and departure on the remaining
 volumes with residual deadlines ``D_j - t``; when the exit fires it falls back to the MPS order
-of the active set (below) and counts that in ``meta["fallbacks"]`` (reference engine).
+of the active set (below) and counts that in ``meta["fallbacks"]`` (re-orders in
+``meta["orders"]``, the first fallback's time and reason in ``meta["first_fallback"]``).  It runs
+on the compiled engine (``KIND_COFAIR`` of :mod:`coflowopt.sim.fast`: the re-order inside the
+event loop, the same greedy order-preserving allocation as Sincronia's kind, streamed into the
+validator); ``engine="reference"`` runs the same step (:func:`coflowopt.orders._cofair_online`,
+the one implementation) as a re-ranking callback on the reference engine.  The whole FB2010
+trace online: BENCHMARKS.md, "fair: speed".
 
 Choices where the spec is silent ([PROP], parameters where they matter):
 
@@ -314,7 +320,7 @@ class CoFairParams(Params):
     ``phi_j`` (default 1; a number, one per coflow, or ``"volume"`` for ``V_j``).  ``mode``:
     ``offline`` (one order) or ``online`` (re-ordered at arrivals and departures, [PROP]).
     ``update``: ``tails`` or ``pivot-port`` (module docstring).  ``engine``: ``fast`` (the
-    compiled engine where there is a kernel: offline) or ``reference``."""
+    compiled engine, both modes) or ``reference``."""
 
     E: float | None = None
     slowdown: float | None = None
