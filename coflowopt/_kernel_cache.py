@@ -30,6 +30,9 @@ KERNEL_MODULES = (
     "orders.py",
     "sim/segstore.py",
     "sim/stepper.py",
+    "sim/heap.py",
+    "schedulers/fair/utopia.py",
+    "schedulers/fair/approximate.py",
 )
 _STAMP = "coflowopt-kernels.sha1"
 

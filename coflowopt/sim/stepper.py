@@ -42,6 +42,8 @@ from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.allocate import AllocState, _greedy, _zero_rates
 from coflowopt.sim.engine import SimulationError, _advance, _horizon
+from coflowopt.sim.heap import heap_pop as _pop
+from coflowopt.sim.heap import heap_push as _push
 from coflowopt.validate import Tolerance, ValidSchedule, validate_changes
 
 __all__ = ["DagState", "Stepper"]
@@ -139,46 +141,6 @@ def _complete(c, t, done, completion, left_job, coflow_job, n_pred, succ_ptr, su
         if n_pred[s] == 0:
             na = _push(ak, av, na, max(release[s], t), s)
     return na, left_job[j] == 0
-
-
-@njit(cache=True)
-def _push(hk, hv, n, key, val):
-    i = n
-    while i > 0:
-        p = (i - 1) >> 1
-        if hk[p] > key or (hk[p] == key and hv[p] > val):
-            hk[i] = hk[p]
-            hv[i] = hv[p]
-            i = p
-        else:
-            break
-    hk[i] = key
-    hv[i] = val
-    return n + 1
-
-
-@njit(cache=True)
-def _pop(hk, hv, n):
-    n -= 1
-    k, v = hk[n], hv[n]
-    i = 0
-    while True:
-        a = 2 * i + 1
-        if a >= n:
-            break
-        c = a
-        if a + 1 < n and (hk[a + 1] < hk[a] or (hk[a + 1] == hk[a] and hv[a + 1] < hv[a])):
-            c = a + 1
-        if hk[c] < k or (hk[c] == k and hv[c] < v):
-            hk[i] = hk[c]
-            hv[i] = hv[c]
-            i = c
-        else:
-            break
-    if n > 0:
-        hk[i] = k
-        hv[i] = v
-    return n
 
 
 @njit(cache=True)

@@ -54,6 +54,8 @@ from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
 from coflowopt.sim.drive import order_schedule
+from coflowopt.sim.heap import heap_pop as _pop
+from coflowopt.sim.heap import heap_push as _push
 from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = [
@@ -131,45 +133,6 @@ def normalized_demands(instance: Instance) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 # -- the emulation kernel ----------------------------------------------------------------------
-
-
-@njit(cache=True)
-def _push(hk, hv, n, key, val):
-    """Binary min-heap on ``(key, val)`` pairs (ties by ``val``); returns the new size."""
-    i = n
-    hk[i] = key
-    hv[i] = val
-    while i > 0:
-        p = (i - 1) // 2
-        if hk[p] < hk[i] or (hk[p] == hk[i] and hv[p] <= hv[i]):
-            break
-        hk[p], hk[i] = hk[i], hk[p]
-        hv[p], hv[i] = hv[i], hv[p]
-        i = p
-    return n + 1
-
-
-@njit(cache=True)
-def _pop(hk, hv, n):
-    """Remove the top of the heap of size ``n``; returns the new size."""
-    n -= 1
-    hk[0] = hk[n]
-    hv[0] = hv[n]
-    i = 0
-    while True:
-        a = 2 * i + 1
-        if a >= n:
-            break
-        b = a + 1
-        s = a
-        if b < n and (hk[b] < hk[a] or (hk[b] == hk[a] and hv[b] < hv[a])):
-            s = b
-        if hk[i] < hk[s] or (hk[i] == hk[s] and hv[i] <= hv[s]):
-            break
-        hk[s], hk[i] = hk[i], hk[s]
-        hv[s], hv[i] = hv[i], hv[s]
-        i = s
-    return n
 
 
 @njit(cache=True)
