@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
-from coflowopt.validate import Tolerance, ValidSchedule, validate_changes
+from coflowopt.validate import StreamValidator, Tolerance, ValidSchedule, stream_consume
 
 __all__ = [
     "SlotPlan",
@@ -163,77 +164,101 @@ def finishes_before_refusal(instance: Instance) -> str | None:
     return None
 
 
+def _piece_order(plan: SlotPlan) -> np.ndarray | None:
+    """Positions of the pieces by (flow, start); ``None`` when the plan is so ordered already
+    (DMA's plans are), else one argsort of a combined int64 key (a lexsort of two keys is
+    several times slower on tens of millions of pieces)."""
+    f, s = plan.flow, plan.start
+    if _is_sorted(f, s):
+        return None
+    smax = int(s.max()) + 1
+    if (int(f.max()) + 1) * smax < 2 ** 62:
+        return np.argsort(f * smax + s, kind="stable")
+    return np.lexsort((s, f))
+
+
+def _check_plan(instance: Instance, plan: SlotPlan) -> None:
+    bad = np.flatnonzero((plan.flow < 0) | (plan.flow >= instance.n_flows)
+                         | (plan.length <= 0) | (plan.start < 0))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"slot plan piece {i}: flow {plan.flow[i]}, start {plan.start[i]}, "
+                         f"length {plan.length[i]} (flow out of range or empty piece)")
+
+
+def _segments(instance: Instance, plan: SlotPlan, quantum: float
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Real-first segments of ``plan`` in slot form, ordered by (flow, start): flow (int32),
+    first slot, end slot, full (else cut at the volume left), volume left at the start."""
+    q = float(quantum)
+    tiny = 1e-9 * q
+    vol = np.ascontiguousarray(instance.flow_volume, dtype=np.float64)
+    order = _piece_order(plan)
+    ident = order is None
+    order = np.zeros(0, _I64) if order is None else order
+    m = _segment_count(order, ident, plan.flow, plan.start, plan.length, vol, q, tiny)
+    return _real_first(order, ident, plan.flow, plan.start, plan.length, vol, q, tiny, m)
+
+
 def timed_segments(instance: Instance, plan: SlotPlan, quantum: float = 1.0,
                    origin: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Real-first execution of ``plan`` as timed segments ``(flow, t0, t1)``: flow ``flow[i]``
     runs at the port rate ``c`` during ``[t0[i], t1[i])``.  Pieces of one flow are taken in
     time order, the last one needed is cut short at the flow's real volume, later ones are
     dropped; consecutive pieces of one flow form one segment."""
-    q = float(quantum)
     c = float(instance.fabric.capacity_in[0])
-    dt = q / c
-    vol = instance.flow_volume
-    if plan.flow.size:
-        bad = np.flatnonzero((plan.flow < 0) | (plan.flow >= instance.n_flows)
-                             | (plan.length <= 0) | (plan.start < 0))
-        if bad.size:
-            i = int(bad[0])
-            raise ValueError(f"slot plan piece {i}: flow {plan.flow[i]}, start {plan.start[i]}, "
-                             f"length {plan.length[i]} (flow out of range or empty piece)")
-    else:
+    dt = float(quantum) / c
+    if not plan.flow.size:
         z = np.zeros(0)
         return np.zeros(0, _I64), z, z
-    o = np.lexsort((plan.start, plan.flow))
-    f, s, n = plan.flow[o], plan.start[o], plan.length[o]
-    # slots of earlier pieces of the same flow
-    cum = np.cumsum(n)
-    head = np.r_[True, f[1:] != f[:-1]]
-    base = np.maximum.accumulate(np.where(head, cum - n, 0))
-    before = (cum - n) - base
-    need = vol[f] - before * q                      # real volume left when the piece begins
-    tiny = 1e-9 * q
-    keep = need > tiny
-    f, s, n, need = f[keep], s[keep], n[keep], need[keep]
-    full = need >= n * q - tiny
-    # merge a piece into the previous one of its flow when they touch (the previous is full)
-    if f.size > 1:
-        join = (f[1:] == f[:-1]) & (s[1:] == s[:-1] + n[:-1])
-        if join.any():
-            headm = np.r_[True, ~join]
-            gid = np.cumsum(headm) - 1
-            n_m = np.bincount(gid, weights=n).astype(_I64)
-            # a merged run's volume left is its first piece's; it is full iff its last is
-            last_idx = np.r_[np.flatnonzero(headm)[1:] - 1, f.size - 1]
-            f, s, n, need, full = f[headm], s[headm], n_m, need[headm], full[last_idx]
+    _check_plan(instance, plan)
+    f, s, e, full, need = _segments(instance, plan, quantum)
     t0 = origin + s * dt
-    t1 = np.where(full, origin + (s + n) * dt, t0 + need / c)
-    return f, t0, t1
+    t1 = np.where(full, origin + e * dt, t0 + need / c)
+    return f.astype(_I64), t0, t1
+
+
+def _stream(instance: Instance, bps: np.ndarray, flow: np.ndarray,
+            ends: tuple[np.ndarray, np.ndarray], starts: tuple[np.ndarray, np.ndarray],
+            check: Tolerance, meta: dict | None) -> ValidSchedule:
+    """Segments ``flow[i]`` at the port rate, bucketed by their end and start breakpoint
+    (:func:`_bucket`), into a :class:`~coflowopt.validate.StreamValidator` in time order (at
+    one breakpoint the ends before the starts, each in segment order), a buffer at a time:
+    no array of all the changes is built."""
+    c = float(instance.fabric.capacity_in[0])
+    K = int(bps.size)
+    sv = StreamValidator(instance, check)
+    buf_i, buf_d = np.empty((3, _BUF), np.int32), np.empty(_BUF)
+    k, j = 0, 0
+    while True:
+        k, j, n = _fill(k, j, K, ends[0], ends[1], starts[0], starts[1], flow, c, buf_i,
+                        buf_d)
+        if k >= K:
+            sv.finish(bps, n, buffer=(buf_i, buf_d))
+            break
+        stream_consume(sv.state, buf_i, buf_d, n, bps)
+    return sv.result(meta)
 
 
 def emit_segments(instance: Instance, flow: np.ndarray, t0: np.ndarray, t1: np.ndarray, *,
                   origin: float = 0.0, check: Tolerance | None = None,
                   meta: dict | None = None) -> Schedule | ValidSchedule:
     """Timed segments at the port rate (no two of one flow overlapping) as a
-    :class:`~coflowopt.Schedule`, or, with ``check``, streamed into
-    :func:`coflowopt.validate.validate_changes` (the :class:`~coflowopt.ValidSchedule`)."""
+    :class:`~coflowopt.Schedule`, or, with ``check``, streamed into a
+    :class:`coflowopt.validate.StreamValidator` (the :class:`~coflowopt.ValidSchedule`)."""
     c = float(instance.fabric.capacity_in[0])
     flow = np.asarray(flow, dtype=_I64)
     n = flow.size
+    t0, t1 = np.asarray(t0, dtype=np.float64), np.asarray(t1, dtype=np.float64)
     if n:
-        bps, inv = np.unique(np.concatenate([t0, t1]), return_inverse=True)
-        first, last = inv[:n].astype(_I64), inv[n:].astype(_I64)
+        bps = np.unique(np.concatenate([t0, t1]))
+        first, last = np.searchsorted(bps, t0), np.searchsorted(bps, t1)
     else:
         bps, first, last = np.array([float(origin)]), np.zeros(0, _I64), np.zeros(0, _I64)
     if check is None:
         return Schedule.from_segments(bps, flow, np.full(n, c), first, last, meta=meta)
-    ff = np.concatenate([flow, flow])
-    k = np.concatenate([last, first])
-    rate = np.concatenate([np.zeros(n), np.full(n, c)])
-    # time order, ends before starts at one breakpoint
-    order = np.lexsort((np.r_[np.zeros(n, _I64), np.ones(n, _I64)], k))
-    out = validate_changes(instance, bps, ff[order], k[order], rate[order], check)
-    out.meta.update(meta or {})
-    return out
+    return _stream(instance, bps, flow, _bucket(last, bps.size), _bucket(first, bps.size),
+                   check, meta)
 
 
 def plan_to_schedule(instance: Instance, plan: SlotPlan, *, quantum: float = 1.0,
@@ -252,8 +277,170 @@ def run_plan(instance: Instance, plan: SlotPlan, *, quantum: float = 1.0, origin
              check: Tolerance | None = None, meta: dict | None = None
              ) -> Schedule | ValidSchedule:
     """Execute ``plan`` real-first (:func:`plan_to_schedule`).  With ``check``: stream its
-    rate changes into :func:`coflowopt.validate.validate_changes` and return the
+    rate changes into a :class:`coflowopt.validate.StreamValidator` and return the
     :class:`~coflowopt.ValidSchedule` without storing the schedule; without: the
-    :class:`~coflowopt.Schedule`."""
-    f, t0, t1 = timed_segments(instance, plan, quantum, origin)
-    return emit_segments(instance, f, t0, t1, origin=origin, check=check, meta=meta)
+    :class:`~coflowopt.Schedule`.
+
+    The streamed form keeps memory to a few words per segment: the breakpoints come from the
+    slots used (a mask over the slots) and the cut ends, breakpoint indices are looked up a
+    chunk at a time, and the changes are ordered by counting sort, never as one array."""
+    if check is None or not plan.flow.size:
+        f, t0, t1 = timed_segments(instance, plan, quantum, origin)
+        return emit_segments(instance, f, t0, t1, origin=origin, check=check, meta=meta)
+    _check_plan(instance, plan)
+    c = float(instance.fabric.capacity_in[0])
+    dt = float(quantum) / c
+    f, s, e, full, need = _segments(instance, plan, quantum)
+    cut = np.flatnonzero(~full)
+    t_cut = (origin + s[cut] * dt) + need[cut] / c          # t1 of a cut segment, as above
+    del need
+    top = int(e.max()) + 1
+    if top <= 4 * s.size + 1024:
+        used = np.zeros(top, dtype=bool)
+        used[s] = True
+        for a in range(0, e.size, _CHUNK):      # a chunk at a time: no full-length copy
+            b = min(a + _CHUNK, e.size)
+            used[e[a:b][full[a:b]]] = True
+        slots_used = np.flatnonzero(used)
+        del used
+    else:
+        slots_used = np.unique(np.concatenate([s, e[full]]))
+    bps = np.unique(np.concatenate([origin + slots_used * dt, t_cut]))
+    del slots_used, full
+    kt = np.int32 if bps.size < 2 ** 31 else _I64
+    k_s, k_e = np.empty(s.size, kt), np.empty(s.size, kt)
+    for a in range(0, s.size, _CHUNK):
+        b = min(a + _CHUNK, s.size)
+        k_s[a:b] = np.searchsorted(bps, origin + s[a:b] * dt)
+        k_e[a:b] = np.searchsorted(bps, origin + e[a:b] * dt)
+    k_e[cut] = np.searchsorted(bps, t_cut)
+    del s, e, cut, t_cut
+    starts = _bucket(k_s, bps.size)
+    del k_s
+    ends = _bucket(k_e, bps.size)
+    del k_e
+    return _stream(instance, bps, f, ends, starts, check, meta)
+
+
+# -- compiled helpers ---------------------------------------------------------------------------
+
+_BUF = 1 << 18     # rate changes per validator call
+_CHUNK = 1 << 20   # segments per breakpoint lookup
+
+
+@njit(cache=True)
+def _is_sorted(f, s):
+    """Whether the pieces are in strictly increasing (flow, start) order."""
+    for i in range(1, f.size):
+        if f[i] < f[i - 1] or (f[i] == f[i - 1] and s[i] <= s[i - 1]):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _segment_count(order, ident, flow, start, length, vol, q, tiny):
+    """Pass 1 of :func:`_real_first`: the number of segments."""
+    m = 0
+    prev_f = -1
+    before = 0
+    end = -1
+    open_ = False
+    for i in range(flow.size):
+        p = i if ident else order[i]
+        fl = flow[p]
+        if fl != prev_f:
+            prev_f, before, open_ = fl, 0, False
+        need = vol[fl] - before * q
+        before += length[p]
+        if not need > tiny:
+            continue
+        if open_ and start[p] == end:
+            end = start[p] + length[p]
+            continue
+        m += 1
+        open_ = True
+        end = start[p] + length[p]
+    return m
+
+
+@njit(cache=True)
+def _real_first(order, ident, flow, start, length, vol, q, tiny, m):
+    """Real-first segments of the pieces taken in ``order`` (by flow, then start; the
+    identity if ``ident``): per segment its flow, first slot, end slot, whether it is full,
+    and the volume left at its start (one pass; the arithmetic of the array form it
+    replaced)."""
+    o_f = np.empty(m, np.int32)
+    o_s = np.empty(m, np.int64)
+    o_e = np.empty(m, np.int64)
+    o_full = np.empty(m, np.bool_)
+    o_need = np.empty(m)
+    j = -1
+    prev_f = -1
+    before = 0
+    open_ = False
+    for i in range(flow.size):
+        p = i if ident else order[i]
+        fl = flow[p]
+        if fl != prev_f:
+            prev_f, before, open_ = fl, 0, False
+        n = length[p]
+        need = vol[fl] - before * q
+        before += n
+        if not need > tiny:
+            continue
+        full = need >= n * q - tiny
+        if open_ and start[p] == o_e[j]:
+            o_e[j] += n
+            o_full[j] = full
+            continue
+        j += 1
+        o_f[j], o_s[j], o_e[j], o_full[j], o_need[j] = fl, start[p], start[p] + n, full, need
+        open_ = True
+    return o_f, o_s, o_e, o_full, o_need
+
+
+@njit(cache=True)
+def _bucket(key, K):
+    """Stable counting sort of ``key`` (values in ``0..K-1``): ``ptr`` (K+1) and the
+    positions grouped by key, each group in increasing position."""
+    ptr = np.zeros(K + 1, np.int64)
+    for i in range(key.size):
+        ptr[key[i] + 1] += 1
+    for k in range(K):
+        ptr[k + 1] += ptr[k]
+    fill = ptr[:-1].copy()
+    idx = np.empty(key.size, np.int32)
+    for i in range(key.size):
+        k = key[i]
+        idx[fill[k]] = i
+        fill[k] += 1
+    return ptr, idx
+
+
+@njit(cache=True)
+def _fill(k, j, K, eptr, eidx, sptr, sidx, flow, c, buf_i, buf_d):
+    """Write the rate changes from cursor ``(k, j)`` into the buffer (at each breakpoint the
+    ends, then the starts, each in segment order) until it is full or all are written;
+    returns the new cursor and the count."""
+    n = 0
+    size = buf_d.size
+    while k < K:
+        ne = eptr[k + 1] - eptr[k]
+        tot = ne + sptr[k + 1] - sptr[k]
+        while j < tot:
+            if n == size:
+                return k, j, n
+            if j < ne:
+                seg = eidx[eptr[k] + j]
+                r = 0.0
+            else:
+                seg = sidx[sptr[k] + j - ne]
+                r = c
+            buf_i[0, n] = flow[seg]
+            buf_i[1, n] = k
+            buf_d[n] = r
+            n += 1
+            j += 1
+        k += 1
+        j = 0
+    return k, j, n
