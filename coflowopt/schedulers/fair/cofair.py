@@ -371,8 +371,9 @@ def _sub_csr(inst: Instance, coflows: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 def _fallback_reason(inst: Instance, coflows: np.ndarray, remaining: np.ndarray, t: float,
                      D: np.ndarray, update: str) -> str:
-    """Why CoFair's exit fired on the active ``coflows`` at ``t`` (the message of the offline
-    exit, on the residual state); for ``meta["first_fallback"]``."""
+    """Why CoFair's exit fired on the active ``coflows`` at ``t``: the offline exit's message
+    on the residual state (residual loads, residual deadlines ``D_j - t``); for
+    ``meta["first_fallback"]``."""
     c = np.asarray(coflows, dtype=np.int64)
     cptr, cport, cval, P = _instance_loads(inst, c, remaining)
     pptr, pcof, pval = _cofair_port_major(cptr, cport, cval, P)
@@ -383,8 +384,10 @@ def _fallback_reason(inst: Instance, coflows: np.ndarray, remaining: np.ndarray,
                                       Dc - t, update == "pivot-port", FEAS_RTOL)
     if fail < 0:  # cannot happen for the state the exit fired on; say so rather than guess
         return "cofair: the exit fired (its state was not reproduced)"
-    return str(_infeasible(fail, sigma, cptr, cport, cval, pptr, pcof, Dc,
-                           inst.coflow_id[c], inst.ports))
+    # residual deadlines, so that they compare with the residual load the message names
+    why = str(_infeasible(fail, sigma, cptr, cport, cval, pptr, pcof, Dc - t,
+                          inst.coflow_id[c], inst.ports))
+    return f"cofair: at t = {t:.6g} (deadlines D_j - t): " + why.removeprefix("cofair: ")
 
 
 class _Online:
