@@ -382,7 +382,7 @@ def resolve_runs_hk(src: np.ndarray, dst: np.ndarray, ptr: np.ndarray, rlen: np.
     ``ptr[g]:ptr[g+1]`` (ports ``src``, ``dst``, in priority order), each needing ``rlen[g]``
     slots, and starts at slot ``begin[g]``; returns pieces ``(member, start, length)``."""
     n_runs = ptr.size - 1
-    cap = 4 * src.size + 16
+    cap = src.size + src.size // 4 + 16   # most members get one piece; grown below
     o_m = np.empty(cap, np.int64)
     o_s = np.empty(cap, np.int64)
     o_n = np.empty(cap, np.int64)
@@ -393,7 +393,7 @@ def resolve_runs_hk(src: np.ndarray, dst: np.ndarray, ptr: np.ndarray, rlen: np.
         amt = np.full(b - a, rlen[g], np.int64)
         item, start, length, _ = _items_hk(src[a:b], dst[a:b], amt)
         if m + item.size > cap:
-            cap = 2 * (m + item.size)
+            cap = (m + item.size) + (m + item.size) // 2
             o_m2 = np.empty(cap, np.int64)
             o_s2 = np.empty(cap, np.int64)
             o_n2 = np.empty(cap, np.int64)
@@ -406,7 +406,7 @@ def resolve_runs_hk(src: np.ndarray, dst: np.ndarray, ptr: np.ndarray, rlen: np.
             o_s[m] = begin[g] + start[i]
             o_n[m] = length[i]
             m += 1
-    return o_m[:m].copy(), o_s[:m].copy(), o_n[:m].copy()
+    return o_m[:m], o_s[:m], o_n[:m]   # views: a copy would double the peak
 
 
 def bna_items(src: np.ndarray, dst: np.ndarray, amount: np.ndarray, *,
@@ -439,8 +439,16 @@ def bna_items(src: np.ndarray, dst: np.ndarray, amount: np.ndarray, *,
 
 def merge_pieces(item: np.ndarray, start: np.ndarray, length: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Pieces ordered by (item, start), consecutive pieces of one item joined."""
-    o = np.lexsort((start, item))
+    """Pieces ordered by (item, start), consecutive pieces of one item joined.  (One argsort
+    of a combined int64 key where it fits: pieces of one item never share a start, so the
+    order is that of the two-key lexsort, several times faster on millions of pieces.)"""
+    item = np.asarray(item, dtype=_I64)
+    start = np.asarray(start, dtype=_I64)
+    span = int(start.max()) - int(start.min()) + 1 if start.size else 1
+    if item.size and (int(item.max()) + 1) * span < 2 ** 62 and int(item.min()) >= 0:
+        o = np.argsort(item * span + (start - int(start.min())), kind="stable")
+    else:
+        o = np.lexsort((start, item))
     item, start, length = item[o], start[o], length[o]
     if item.size > 1:
         join = (item[1:] == item[:-1]) & (start[1:] == start[:-1] + length[:-1])

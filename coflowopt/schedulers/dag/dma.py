@@ -35,11 +35,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+from numba import njit
 
 from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
-from coflowopt.schedulers.dag.bna import bna_items, bna_plan, merge_pieces, resolve_runs_hk
+from coflowopt.schedulers.dag.bna import bna_items, bna_plan, resolve_runs_hk
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
     finishes_before_refusal,
@@ -162,51 +163,64 @@ def delay_and_merge(instance: Instance, plans: Sequence[SlotPlan], delays: np.nd
     en = st + np.concatenate([p.length for p in plans])
     bounds = np.unique(np.concatenate([st, en]))
     ra = np.searchsorted(bounds, st)
-    span = np.searchsorted(bounds, en) - ra
-    # one member per (piece, run it covers)
-    total = int(span.sum())
-    piece = np.repeat(np.arange(flow.size, dtype=_I64), span)
-    run = np.repeat(ra - (np.cumsum(span) - span), span) + np.arange(total, dtype=_I64)
+    rb = np.searchsorted(bounds, en)
+    del st, en
     n_runs = bounds.size - 1
     rlen = np.diff(bounds)
     m = instance.ports
-    mflow = flow[piece]
-    ms, md = instance.flow_src[mflow].astype(_I64), instance.flow_dst[mflow].astype(_I64)
-    # eff(M) of every run: the largest number of members on one port
-    eff = np.zeros(n_runs, dtype=_I64)
-    for port in (ms, md + m):
-        keys, cnt = np.unique(run * (2 * m) + port, return_counts=True)
-        np.maximum.at(eff, keys // (2 * m), cnt)
+    ps, pd = instance.flow_src[flow].astype(_I64), instance.flow_dst[flow].astype(_I64)
+    # eff(M) of every run: the largest number of pieces on one port (a sweep per port; no
+    # array of all (piece, run) members)
+    eff = _run_eff(ra, rb, np.concatenate([ps, pd + m]), 2 * m, n_runs)
     begin = np.cumsum(rlen * eff) - rlen * eff          # compressed start of each run
-    clash = eff[run] > 1
-    out_f = [mflow[~clash]]
-    out_s = [begin[run[~clash]]]
-    out_n = [rlen[run[~clash]]]
-    if clash.any():
-        cm = np.flatnonzero(clash)
-        # members of each colliding run, by priority (rank of the plan, then flow)
-        o = np.lexsort((mflow[cm], rank[owner[piece[cm]]], run[cm]))
-        cm = cm[o]
-        crun = run[cm]
-        cut = np.flatnonzero(np.r_[True, crun[1:] != crun[:-1], True])
-        runs = crun[cut[:-1]]
+    # pieces by priority (rank of the plan, then flow): members of a run keep this order
+    prio = np.lexsort((flow, rank[owner]))
+    del owner
+    nc_p, nc_s, nc_n, cptr, cmem = _split_runs(ra, rb, eff, begin, rlen, prio)
+    out_f = [flow[nc_p]]
+    out_s = [nc_s]
+    out_n = [nc_n]
+    del nc_p, nc_s, nc_n
+    if cmem.size:
+        runs = np.flatnonzero(eff > 1)
         if rule in ("hk", "auto"):
             # compiled: every colliding run in one call
-            mem, s, ln = resolve_runs_hk(ms[cm], md[cm], cut.astype(_I64), rlen[runs],
-                                         begin[runs])
-            out_f.append(mflow[cm[mem]])
+            mem, s, ln = resolve_runs_hk(ps[cmem], pd[cmem], cptr, rlen[runs], begin[runs])
+            out_f.append(flow[cmem[mem]])
             out_s.append(s)
             out_n.append(ln)
+            del mem, s, ln
         else:
-            for g, (a, b) in enumerate(zip(cut[:-1].tolist(), cut[1:].tolist(), strict=True)):
-                idx = cm[a:b]
+            for g, (a, b) in enumerate(zip(cptr[:-1].tolist(), cptr[1:].tolist(),
+                                           strict=True)):
+                idx = cmem[a:b]
                 r = int(runs[g])
-                item, s, ln, _ = bna_items(ms[idx], md[idx], np.full(b - a, rlen[r]),
+                item, s, ln, _ = bna_items(ps[idx], pd[idx], np.full(b - a, rlen[r]),
                                            rule=rule)
-                out_f.append(mflow[idx[item]])
+                out_f.append(flow[idx[item]])
                 out_s.append(begin[r] + s)
                 out_n.append(ln)
-    f, s, ln = merge_pieces(np.concatenate(out_f), np.concatenate(out_s), np.concatenate(out_n))
+    del cmem, ps, pd
+    # merge_pieces, written out so that each input is freed as soon as it is reordered
+    f = np.concatenate(out_f)
+    del out_f
+    s = np.concatenate(out_s)
+    del out_s
+    ln = np.concatenate(out_n)
+    del out_n
+    s0 = int(s.min())
+    span = int(s.max()) - s0 + 1
+    if (int(f.max()) + 1) * span < 2 ** 62:
+        o = np.argsort(f * span + (s - s0), kind="stable")
+    else:
+        o = np.lexsort((s, f))
+    f = f[o]
+    s = s[o]
+    ln = ln[o]
+    del o
+    k = _join_touching(f, s, ln)
+    if k < f.size:
+        f, s, ln = f[:k].copy(), s[:k].copy(), ln[:k].copy()
     return SlotPlan(f, s, ln)
 
 
@@ -305,3 +319,108 @@ def run_dma(instance: Instance, params: DMAParams, *, seed: Any = None,
                                            "quantum": p.quantum},
             "slot_length": slot_length(instance, p.quantum), "slots": plan.makespan}
     return run_plan(instance, plan, quantum=p.quantum, check=check, meta=meta)
+
+
+# -- compiled sweeps of delay_and_merge ---------------------------------------------------------
+
+
+@njit(cache=True)
+def _run_eff(ra, rb, port, n_ports, n_runs):
+    """Largest number of pieces on one port in every run (piece ``i`` covers runs
+    ``ra[i]..rb[i]-1`` and uses ports ``port[i]`` and ``port[i + P]``): per port a
+    difference array over the runs it touches."""
+    P = ra.size
+    eff = np.zeros(n_runs, np.int64)
+    ptr = np.zeros(n_ports + 1, np.int64)
+    for t in range(port.size):
+        ptr[port[t] + 1] += 1
+    for u in range(n_ports):
+        ptr[u + 1] += ptr[u]
+    fill = ptr[:-1].copy()
+    idx = np.empty(port.size, np.int64)
+    for t in range(port.size):
+        idx[fill[port[t]]] = t % P
+        fill[port[t]] += 1
+    cnt = np.zeros(n_runs + 1, np.int64)
+    for u in range(n_ports):
+        lo = n_runs
+        hi = 0
+        for t in range(ptr[u], ptr[u + 1]):
+            i = idx[t]
+            cnt[ra[i]] += 1
+            cnt[rb[i]] -= 1
+            lo = min(lo, ra[i])
+            hi = max(hi, rb[i])
+        c = 0
+        for r in range(lo, hi):
+            c += cnt[r]
+            if c > eff[r]:
+                eff[r] = c
+        for r in range(lo, hi + 1):
+            cnt[r] = 0
+    return eff
+
+
+@njit(cache=True)
+def _split_runs(ra, rb, eff, begin, rlen, prio):
+    """The pieces' share of every run: where the run has no collision (``eff <= 1``) a piece
+    ``(piece, begin, rlen)``; the members of the colliding runs, run by run in the order
+    ``prio``, as ``ptr`` over those runs and the piece of each member."""
+    n_runs = eff.size
+    P = ra.size
+    diff = np.zeros(n_runs + 1, np.int64)
+    for i in range(P):
+        diff[ra[i]] += 1
+        diff[rb[i]] -= 1
+    cid = np.full(n_runs, -1, np.int64)
+    n_clash = 0
+    for r in range(n_runs):
+        if eff[r] > 1:
+            cid[r] = n_clash
+            n_clash += 1
+    cptr = np.zeros(n_clash + 1, np.int64)
+    c = 0
+    n_free = 0
+    for r in range(n_runs):
+        c += diff[r]
+        if eff[r] > 1:
+            cptr[cid[r] + 1] = c
+        else:
+            n_free += c
+    for g in range(n_clash):
+        cptr[g + 1] += cptr[g]
+    fill = cptr[:-1].copy()
+    cmem = np.empty(cptr[n_clash], np.int64)
+    o_p = np.empty(n_free, np.int64)
+    o_s = np.empty(n_free, np.int64)
+    o_n = np.empty(n_free, np.int64)
+    k = 0
+    for t in range(P):
+        i = prio[t]
+        for r in range(ra[i], rb[i]):
+            g = cid[r]
+            if g >= 0:
+                cmem[fill[g]] = i
+                fill[g] += 1
+            else:
+                o_p[k] = i
+                o_s[k] = begin[r]
+                o_n[k] = rlen[r]
+                k += 1
+    return o_p, o_s, o_n, cptr, cmem
+
+
+@njit(cache=True)
+def _join_touching(f, s, n):
+    """Join, in place, consecutive pieces of one flow that touch (pieces ordered by (flow,
+    start)); returns the number of pieces left at the front."""
+    k = 0
+    for i in range(f.size):
+        if k > 0 and f[i] == f[k - 1] and s[i] == s[k - 1] + n[k - 1]:
+            n[k - 1] += n[i]
+        else:
+            f[k] = f[i]
+            s[k] = s[i]
+            n[k] = n[i]
+            k += 1
+    return k
