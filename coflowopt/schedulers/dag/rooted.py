@@ -46,6 +46,8 @@ from coflowopt.schedulers.dag.bna import bna_items, bna_plan, merge_pieces
 from coflowopt.schedulers.dag.dma import (
     _check_beta,
     _rank,
+    _run_eff,
+    _split_runs,
     aggregate_slots,
     delay_and_merge,
     draw_delays,
@@ -216,6 +218,15 @@ def dma_srt_plan(instance: Instance, job: int, demand: np.ndarray, *, rng: np.ra
         ready = max((start[u] + n_c[u] for u in children.get(c, [])), default=0)
         start[c] = min(t for t in cand[c] if t >= ready)
     # 6. intervals: the items (flow, slots) of every coflow's piece, by interval
+    if lI == 1:
+        plan = _resolve_unit_intervals(
+            instance, np.concatenate([p.flow for p in plans.values()]),
+            np.concatenate([p.start + start[c] for c, p in plans.items()]),
+            np.concatenate([p.end + start[c] for c, p in plans.items()]), rule)
+        if kind == "fan-out":
+            T = plan.makespan
+            plan = SlotPlan(plan.flow, T - plan.end, plan.length)
+        return plan
     fl, iv, amt = [], [], []
     for c, p in plans.items():
         if p.n_pieces == 0:
@@ -276,6 +287,42 @@ def _resolve_intervals(instance: Instance, flow: np.ndarray, interval: np.ndarra
         at += eff
     if not out_f:
         return SlotPlan.empty()
+    f, s, ln = merge_pieces(np.concatenate(out_f), np.concatenate(out_s),
+                            np.concatenate(out_n))
+    return SlotPlan(f, s, ln)
+
+
+def _resolve_unit_intervals(instance: Instance, flow: np.ndarray, start: np.ndarray,
+                            end: np.ndarray, rule: str) -> SlotPlan:
+    """Step 6 for ``l_I = 1`` without one item per slot: piece ``i`` of ``flow[i]`` covers
+    intervals ``start[i]..end[i]-1``.  Over a run of ``L`` intervals of constant membership
+    every interval holds the same items (one slot each, by flow), so its ``BNA(D_k)`` is
+    computed once and repeated ``L`` times: the same pieces as interval by interval (merged
+    where they touch), without a Python step per interval."""
+    if flow.size == 0:
+        return SlotPlan.empty()
+    bounds = np.unique(np.concatenate([start, end]))
+    ra, rb = np.searchsorted(bounds, start), np.searchsorted(bounds, end)
+    rlen = np.diff(bounds)
+    m = instance.ports
+    ps, pd = instance.flow_src[flow].astype(_I64), instance.flow_dst[flow].astype(_I64)
+    # an interval's eff: 1 when no port is shared (each item is one slot), else BNA's eff of
+    # its 0/1-per-item matrix = the largest number of items on one port
+    eff = _run_eff(ra, rb, np.concatenate([ps, pd + m]), 2 * m, rlen.size)
+    begin = np.cumsum(rlen * eff) - rlen * eff
+    prio = np.argsort(flow, kind="stable")            # items of an interval by flow
+    nc_p, nc_s, nc_n, cptr, cmem = _split_runs(ra, rb, eff, begin, rlen, prio)
+    out_f, out_s, out_n = [flow[nc_p]], [nc_s], [nc_n]
+    runs = np.flatnonzero(eff > 1)
+    for g, (a, b) in enumerate(zip(cptr[:-1].tolist(), cptr[1:].tolist(), strict=True)):
+        idx = cmem[a:b]
+        r = int(runs[g])
+        item, s, ln, e = bna_items(ps[idx], pd[idx], np.ones(b - a, _I64), rule=rule)
+        L = int(rlen[r])
+        rep = begin[r] + e * np.arange(L, dtype=_I64)
+        out_f.append(np.tile(flow[idx[item]], L))
+        out_s.append((rep[:, None] + s[None, :]).reshape(-1))
+        out_n.append(np.tile(ln, L))
     f, s, ln = merge_pieces(np.concatenate(out_f), np.concatenate(out_s),
                             np.concatenate(out_n))
     return SlotPlan(f, s, ln)
