@@ -140,11 +140,25 @@ def backfill(instance: Instance, base: SlotPlan, priority: np.ndarray, demand: n
     npred = np.bincount(inst.starts_after[:, 1].astype(_I64), minlength=C).astype(_I64) \
         if inst.starts_after.size else np.zeros(C, dtype=_I64)
     rel_order = np.argsort(rel, kind="stable").astype(_I64)
+    # the base pieces by (start, flow): one argsort of a combined key where it fits, and one
+    # copy per column (tens of millions of pieces on a full trace)
     keep = base.length > 0
-    bo = np.lexsort((base.flow[keep], base.start[keep]))
-    b_flow = base.flow[keep][bo].astype(_I64)
-    b_start = base.start[keep][bo].astype(_I64)
-    b_len = base.length[keep][bo].astype(_I64)
+    bo = None if keep.all() else np.flatnonzero(keep)
+    del keep
+    b_fl = base.flow if bo is None else base.flow[bo]
+    b_st = base.start if bo is None else base.start[bo]
+    F = inst.n_flows
+    if b_st.size and int(b_st.max()) < (2 ** 62) // max(F, 1) and int(b_st.min()) >= 0:
+        o = np.argsort(b_st * F + b_fl, kind="stable")
+    else:
+        o = np.lexsort((b_fl, b_st))
+    if bo is not None:
+        o = bo[o]
+    del bo, b_fl, b_st
+    b_flow = np.asarray(base.flow[o], dtype=_I64)
+    b_start = np.asarray(base.start[o], dtype=_I64)
+    b_len = np.asarray(base.length[o], dtype=_I64)
+    del o
     out_f, out_s, out_n, status = _bf_kernel(
         m, src, dst, d, fcof, prio, pair_of, pair_ptr, pair_flows, inp_ptr, inp_pairs,
         outp_ptr, outp_pairs, cf_ptr, cf_flows, np.asarray(sptr, dtype=_I64),

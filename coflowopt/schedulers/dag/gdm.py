@@ -324,9 +324,35 @@ def gdm_plan(instance: Instance, params: GDMParams, rng: np.random.Generator, *,
             p = dma_plan(inst, jobs, demand, rng=rng, beta=params.beta, rule=params.rule,
                          order=jobs)
         starts[k] = S
-        plans.append(p.shifted(S))
         F = S + p.makespan
-    return SlotPlan.concat(plans), g, starts
+        plans.append(_compact(p, S))
+        del p
+    return _concat_compact(plans), g, starts
+
+
+def _compact(plan: SlotPlan, shift: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A group's pieces, ``shift`` slots later, in int32 columns where the values fit (the
+    earlier groups are held while the later ones are planned: half the memory)."""
+    st = plan.start + shift
+    lim = 2 ** 31 - 1
+    if plan.flow.size and max(int(plan.flow.max()), int(st.max()), int(plan.length.max())) \
+            <= lim:
+        return plan.flow.astype(np.int32), st.astype(np.int32), plan.length.astype(np.int32)
+    return plan.flow, st, plan.length
+
+
+def _concat_compact(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> SlotPlan:
+    """:meth:`SlotPlan.concat` of compact parts, each freed once copied."""
+    total = sum(int(p[0].size) for p in parts)
+    cols = [np.empty(total, dtype=_I64) for _ in range(3)]
+    at = 0
+    for i in range(len(parts)):
+        n = int(parts[i][0].size)
+        for c in range(3):
+            cols[c][at:at + n] = parts[i][c]
+        parts[i] = None  # type: ignore[call-overload]
+        at += n
+    return SlotPlan(*cols)
 
 
 def _meta(name: str, params: GDMParams, g: GDMGroups, starts: np.ndarray) -> dict[str, Any]:
