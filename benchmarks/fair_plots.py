@@ -71,11 +71,12 @@ def summarise(df: Any) -> dict[str, list[dict[str, Any]]]:
                 row[m] = float(h[m].mean()) if m in h else math.nan
             for m in SLOW:
                 row[m] = float(h[m].mean()) if m in h else math.nan
-            wall = next((c for c in ("wall_s", "seconds", "wall", "time_s") if c in h), None)
+            wall = next((c for c in ("task_seconds", "algo_seconds", "wall_s") if c in h), None)
             row["wall_s"] = float(h[wall].mean()) if wall else math.nan
             row["keys"] = list(h["key"]) if "key" in h else []
             rows.append(row)
         rows.sort(key=lambda r: (_factor(r["scheduler"]) is not None,
+                                 r["scheduler"] != "sincronia",
                                  (_factor(r["scheduler"]) or ("", 0))[0],
                                  (_factor(r["scheduler"]) or ("", 0.0))[1], r["scheduler"]))
         out[str(wl)] = rows
@@ -139,7 +140,8 @@ def plot(folder: Path, tables: dict[str, list[dict[str, Any]]]) -> list[Path]:
         ax.set_ylabel("average CCT / Sincronia's")
         ax.set_title(f"{wl}: trade-off (CoFair points: E / E_MPS)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        if curves:
+            ax.legend(fontsize=8)
         for r in rows:
             f = _factor(r["scheduler"])
             if f is not None and f[1] not in (1.0, math.inf):
