@@ -370,14 +370,19 @@ def _run(name: str, instance: Instance, params: GDMParams, seed: Any, check: Tol
     plan, g, starts = gdm_plan(instance, params, rng, rooted=rooted)
     meta = _meta(name, params, g, starts)
     meta["base_makespan_slots"] = plan.makespan
+    # the plan travels in a box and is popped into each call, so that no frame here keeps
+    # it alive: backfill and run_plan drop it once they have their own columns (on a full
+    # trace it is hundreds of MB)
+    box = [plan]
+    del plan
     if bf:
         from coflowopt.schedulers.dag.backfill import backfill
 
-        plan = backfill(instance, plan, coflow_priority(instance, g.order),
-                        slot_demand(instance, params.quantum),
-                        release_slots(instance, params.quantum))
-    meta["makespan_slots"] = plan.makespan
-    return run_plan(instance, plan, quantum=params.quantum, check=check, meta=meta)
+        box.append(backfill(instance, box.pop(), coflow_priority(instance, g.order),
+                            slot_demand(instance, params.quantum),
+                            release_slots(instance, params.quantum)))
+    meta["makespan_slots"] = box[0].makespan
+    return run_plan(instance, box.pop(), quantum=params.quantum, check=check, meta=meta)
 
 
 def run_gdm(instance: Instance, params: GDMParams, *, seed: Any = None,

@@ -291,6 +291,7 @@ def run_plan(instance: Instance, plan: SlotPlan, *, quantum: float = 1.0, origin
     c = float(instance.fabric.capacity_in[0])
     dt = float(quantum) / c
     f, s, e, full, need = _segments(instance, plan, quantum)
+    del plan  # freed here when the caller handed over its only reference
     cut = np.flatnonzero(~full)
     t_cut = (origin + s[cut] * dt) + need[cut] / c          # t1 of a cut segment, as above
     del need
