@@ -8,7 +8,8 @@
    (CoflowSim's two narrow classes, widths 1-5) or ``default`` (all four classes: up to
    150 x 150 flows per coflow, millions of flows); ``fb2010`` -- the whole FB2010 trace as jobs
    (``fb2010_jobs(slots=True)``, 526 coflows on 150 ports; ``shape="fan-in"`` for the rooted
-   variants; targets < 60 s and < 1 GB).
+   variants; targets < 60 s and < 1 GB); ``dma`` and ``dma-rt`` (makespan algorithms, no
+   releases) run on its ``offline=True`` form.
 2. **LP limit** (``--lp``): Tian et al.'s LP (:func:`coflowopt.lp.tian_lp`) on growing numbers
    of coflows (``ggen`` narrow jobs of 5 coflows on 150 ports), the solve time of each, and the
    number of coflows a 10-minute solve reaches, extrapolated by a power law fitted to the two
@@ -31,7 +32,9 @@ import time
 from typing import Any
 
 FB2010 = "/work/shared/data/fb2010/FB2010-1Hr-150-0.txt"
-ROOTED = ("gdm-rt", "gdm-rt-bf")
+ROOTED = ("gdm-rt", "gdm-rt-bf", "dma-rt", "dma-srt")
+# makespan algorithms refuse releases: they run on the trace's offline form (every job at 0)
+OFFLINE = ("dma", "dma-rt", "dma-srt")
 
 
 def _mix(name: str) -> Any:
@@ -52,7 +55,8 @@ def _instance(case: str, scheduler: str, a: argparse.Namespace) -> Any:
                                         mix=_mix(a.mix), weight="uniform")
     if case == "fb2010":
         shape = "fan-in" if scheduler in ROOTED else "dag"
-        return dags.fb2010_jobs(a.trace, slots=True, seed=a.seed, shape=shape)
+        return dags.fb2010_jobs(a.trace, slots=True, seed=a.seed, shape=shape,
+                                offline=scheduler in OFFLINE)
     raise SystemExit(f"bench_dag: unknown case {case!r}")
 
 
