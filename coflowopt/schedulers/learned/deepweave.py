@@ -4,6 +4,10 @@ single-stage-and-learning.md section 9).
 
 Inference is numpy only (:mod:`.network`) from a small checkpoint (:mod:`.checkpoint`; the
 shipped one by default), so the base install schedules with it; torch is needed only to train.
+The shipped checkpoint (``data/deepweave.npz``, ``trained=True``) is the final weights of a
+short REINFORCE run (seed 0, 1,500 iterations, 10 ports, mixed GGen / TPC-DS-like, episodes cut
+to 10-24 epochs): on its evaluation set it is about 6% worse than Sincronia (its meta has the
+numbers; BENCHMARKS.md the experiments).
 
 Steps of :func:`run_deepweave`:
 
