@@ -350,8 +350,9 @@ _TABLE: list[SchedulerInfo] = [
     SchedulerInfo("deepweave", "coflowopt.schedulers.learned.deepweave:run_deepweave",
                   "coflowopt.schedulers.learned.deepweave:DeepWeaveParams", "online", True,
                   "learned", "DeepWeave: GNN + policy-network priorities per job DAG, greedy "
-                  "order or Policy Converter; learned (see checkpoint meta: "
-                  "deepweave_checkpoint_info(), trained=False = untrained placeholder)",
+                  "order or Policy Converter; shipped checkpoint: a short REINFORCE run "
+                  "(its checkpoint meta: deepweave_checkpoint_info()), not better than "
+                  "Sincronia here",
                   objective="average JCT (learned)", multistage=True, job_objective=True,
                   streams=True,
                   supports="coflowopt.schedulers.learned.deepweave:deepweave_supports"),
