@@ -290,6 +290,33 @@ def run_plan(instance: Instance, plan: SlotPlan, *, quantum: float = 1.0, origin
     _check_plan(instance, plan)
     c = float(instance.fabric.capacity_in[0])
     dt = float(quantum) / c
+    top = int(plan.start.max()) + int(plan.length.max()) + 1     # a bound: no temporary
+    if top <= 4 * plan.flow.size + 1024 and instance.n_flows < 2 ** 31 and top < 2 ** 31:
+        # two compiled passes, 12 bytes per segment: the marks give the breakpoints, then
+        # each segment's flow and breakpoint indices are written directly
+        q = float(quantum)
+        tiny = 1e-9 * q
+        vol = np.ascontiguousarray(instance.flow_volume, dtype=np.float64)
+        order = _piece_order(plan)
+        ident = order is None
+        order = np.zeros(0, _I64) if order is None else order
+        args = (order, ident, plan.flow, plan.start, plan.length, vol, q, tiny)
+        m, used, cut_s, cut_need = _seg_marks(*args, top)
+        slots_used = np.flatnonzero(used)
+        del used
+        t_cut = (origin + cut_s * dt) + cut_need / c        # t1 of a cut segment, as above
+        bps = np.unique(np.concatenate([origin + slots_used * dt, t_cut]))
+        slot_k = np.full(top, -1, np.int32)
+        slot_k[slots_used] = np.searchsorted(bps, origin + slots_used * dt)
+        cut_k = np.searchsorted(bps, t_cut).astype(np.int32)
+        del slots_used, t_cut, cut_s, cut_need
+        f, k_s, k_e = _seg_keys(*args, m, slot_k, cut_k)
+        del args, order, plan, slot_k, cut_k
+        starts = _bucket(k_s, bps.size)
+        del k_s
+        ends = _bucket(k_e, bps.size)
+        del k_e
+        return _stream(instance, bps, f, ends, starts, check, meta)
     f, s, e, full, need = _segments(instance, plan, quantum)
     del plan  # freed here when the caller handed over its only reference
     cut = np.flatnonzero(~full)
@@ -445,3 +472,101 @@ def _fill(k, j, K, eptr, eidx, sptr, sidx, flow, c, buf_i, buf_d):
         k += 1
         j = 0
     return k, j, n
+
+
+@njit(cache=True)
+def _seg_marks(order, ident, flow, start, length, vol, q, tiny, top):
+    """Pass 1 of the streamed execution: the number of segments, the slots where one starts
+    or ends full (a mask of ``top`` slots), and each cut segment's start slot and volume
+    left, in segment order (at most one per flow)."""
+    used = np.zeros(top, np.bool_)
+    cut_s = np.empty(vol.size, np.int64)
+    cut_need = np.empty(vol.size)
+    n_cut = 0
+    m = 0
+    prev_f = -1
+    before = 0
+    open_ = False
+    cur_s = 0
+    cur_e = 0
+    cur_need = 0.0
+    cur_full = True
+    for i in range(flow.size):
+        p = i if ident else order[i]
+        fl = flow[p]
+        if fl != prev_f:
+            prev_f, before, open_ = fl, 0, False
+        n = length[p]
+        need = vol[fl] - before * q
+        before += n
+        if not need > tiny:
+            continue
+        full = need >= n * q - tiny
+        if open_ and start[p] == cur_e:
+            cur_e += n
+            cur_full = full
+            continue
+        if m > 0:
+            if cur_full:
+                used[cur_e] = True
+            else:
+                cut_s[n_cut] = cur_s
+                cut_need[n_cut] = cur_need
+                n_cut += 1
+        m += 1
+        cur_s, cur_e, cur_need, cur_full = start[p], start[p] + n, need, full
+        used[cur_s] = True
+        open_ = True
+    if m > 0:
+        if cur_full:
+            used[cur_e] = True
+        else:
+            cut_s[n_cut] = cur_s
+            cut_need[n_cut] = cur_need
+            n_cut += 1
+    return m, used, cut_s[:n_cut], cut_need[:n_cut]
+
+
+@njit(cache=True)
+def _seg_keys(order, ident, flow, start, length, vol, q, tiny, m, slot_k, cut_k):
+    """Pass 2: per segment its flow (int32) and the breakpoint indices of its start and end
+    (``slot_k`` of a slot, ``cut_k`` of the cut ends in segment order)."""
+    o_f = np.empty(m, np.int32)
+    o_ks = np.empty(m, np.int32)
+    o_ke = np.empty(m, np.int32)
+    j = -1
+    n_cut = 0
+    prev_f = -1
+    before = 0
+    open_ = False
+    cur_e = 0
+    cur_full = True
+    for i in range(flow.size):
+        p = i if ident else order[i]
+        fl = flow[p]
+        if fl != prev_f:
+            prev_f, before, open_ = fl, 0, False
+        n = length[p]
+        need = vol[fl] - before * q
+        before += n
+        if not need > tiny:
+            continue
+        full = need >= n * q - tiny
+        if open_ and start[p] == cur_e:
+            cur_e += n
+            cur_full = full
+            continue
+        if j >= 0:
+            if cur_full:
+                o_ke[j] = slot_k[cur_e]
+            else:
+                o_ke[j] = cut_k[n_cut]
+                n_cut += 1
+        j += 1
+        o_f[j] = fl
+        o_ks[j] = slot_k[start[p]]
+        cur_e, cur_full = start[p] + n, full
+        open_ = True
+    if j >= 0:
+        o_ke[j] = slot_k[cur_e] if cur_full else cut_k[n_cut]
+    return o_f, o_ks, o_ke
