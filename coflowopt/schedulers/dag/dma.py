@@ -318,7 +318,9 @@ def run_dma(instance: Instance, params: DMAParams, *, seed: Any = None,
     meta = {"scheduler": "dma", "params": {"beta": p.beta, "rule": p.rule,
                                            "quantum": p.quantum},
             "slot_length": slot_length(instance, p.quantum), "slots": plan.makespan}
-    return run_plan(instance, plan, quantum=p.quantum, check=check, meta=meta)
+    box = [plan]  # handed over: run_plan frees the plan once it has its segments
+    del plan
+    return run_plan(instance, box.pop(), quantum=p.quantum, check=check, meta=meta)
 
 
 # -- compiled sweeps of delay_and_merge ---------------------------------------------------------

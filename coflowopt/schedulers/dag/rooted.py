@@ -435,7 +435,9 @@ def run_dma_srt(instance: Instance, params: DMASRTParams, *, seed: Any = None,
     meta = {"scheduler": "dma-srt",
             "params": {"beta": p.beta, "l_I": p.l_I, "rule": p.rule, "quantum": p.quantum},
             "slot_length": slot_length(instance, p.quantum), "slots": plan.makespan}
-    return run_plan(instance, plan, quantum=p.quantum, check=check, meta=meta)
+    box = [plan]  # handed over: run_plan frees the plan once it has its segments
+    del plan
+    return run_plan(instance, box.pop(), quantum=p.quantum, check=check, meta=meta)
 
 
 def run_dma_rt(instance: Instance, params: DMARTParams, *, seed: Any = None,
@@ -453,4 +455,6 @@ def run_dma_rt(instance: Instance, params: DMARTParams, *, seed: Any = None,
     meta = {"scheduler": "dma-rt",
             "params": {"beta": p.beta, "l_I": p.l_I, "rule": p.rule, "quantum": p.quantum},
             "slot_length": slot_length(instance, p.quantum), "slots": plan.makespan}
-    return run_plan(instance, plan, quantum=p.quantum, check=check, meta=meta)
+    box = [plan]  # handed over: run_plan frees the plan once it has its segments
+    del plan
+    return run_plan(instance, box.pop(), quantum=p.quantum, check=check, meta=meta)
