@@ -208,12 +208,10 @@ def delay_and_merge(instance: Instance, plans: Sequence[SlotPlan], delays: np.nd
     del out_s
     ln = np.concatenate(out_n)
     del out_n
-    s0 = int(s.min())
-    span = int(s.max()) - s0 + 1
-    if (int(f.max()) + 1) * span < 2 ** 62:
-        o = np.argsort(f * span + (s - s0), kind="stable")
-    else:
-        o = np.lexsort((s, f))
+    # by (flow, start): a counting sort by flow, each flow's few pieces then by start (4 bytes
+    # a piece instead of an argsort's key, order and buffer; the order is the same, starts
+    # being distinct within a flow)
+    o = _order_flow_start(f, s, instance.n_flows) if f.size < 2 ** 31 else np.lexsort((s, f))
     f = f[o]
     s = s[o]
     ln = ln[o]
@@ -426,3 +424,38 @@ def _join_touching(f, s, n):
             n[k] = n[i]
             k += 1
     return k
+
+
+@njit(cache=True)
+def _order_flow_start(f, s, n_flows):
+    """Positions of the pieces by (flow, start), as int32: counting sort by flow, then an
+    insertion sort (or argsort for many pieces) of each flow's pieces by start."""
+    ptr = np.zeros(n_flows + 1, np.int64)
+    for i in range(f.size):
+        ptr[f[i] + 1] += 1
+    for g in range(n_flows):
+        ptr[g + 1] += ptr[g]
+    fill = ptr[:-1].copy()
+    idx = np.empty(f.size, np.int32)
+    for i in range(f.size):
+        idx[fill[f[i]]] = i
+        fill[f[i]] += 1
+    for g in range(n_flows):
+        a = ptr[g]
+        b = ptr[g + 1]
+        if b - a <= 1:
+            continue
+        if b - a <= 32:
+            for x in range(a + 1, b):
+                v = idx[x]
+                y = x - 1
+                while y >= a and s[idx[y]] > s[v]:
+                    idx[y + 1] = idx[y]
+                    y -= 1
+                idx[y + 1] = v
+        else:
+            seg = idx[a:b].copy()
+            o = np.argsort(s[seg], kind="mergesort")
+            for x in range(b - a):
+                idx[a + x] = seg[o[x]]
+    return idx
