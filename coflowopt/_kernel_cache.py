@@ -30,7 +30,6 @@ KERNEL_MODULES = (
     "orders.py",
     "sim/segstore.py",
     "sim/stepper.py",
-    "sim/heap.py",
     "schedulers/fair/utopia.py",
     "schedulers/fair/approximate.py",
 )

@@ -42,8 +42,7 @@ from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.allocate import AllocState, _greedy, _zero_rates
 from coflowopt.sim.engine import SimulationError, _advance, _horizon
-from coflowopt.sim.heap import heap_pop as _pop
-from coflowopt.sim.heap import heap_push as _push
+from coflowopt.sim.fast import heap_pop, heap_push
 from coflowopt.validate import Tolerance, ValidSchedule, validate_changes
 
 __all__ = ["DagState", "Stepper"]
@@ -139,7 +138,7 @@ def _complete(c, t, done, completion, left_job, coflow_job, n_pred, succ_ptr, su
         s = succ[i]
         n_pred[s] -= 1
         if n_pred[s] == 0:
-            na = _push(ak, av, na, max(release[s], t), s)
+            na = heap_push(ak, av, na, max(release[s], t), s)
     return na, left_job[j] == 0
 
 
@@ -151,7 +150,7 @@ def _admit(t, ak, av, na, active, admitted, done, completion, left, left_job, co
     any_ = False
     while na > 0 and ak[0] <= t:
         c = av[0]
-        na = _pop(ak, av, na)
+        na = heap_pop(ak, av, na)
         admitted[c] = t
         any_ = True
         if left[c] == 0:
@@ -324,7 +323,7 @@ class Stepper:
         self._av = np.empty(max(C, 1), dtype=np.int64)
         na = 0
         for c in np.flatnonzero(self._n_pred == 0):
-            na = _push(self._ak, self._av, na, self._release[c], int(c))
+            na = heap_push(self._ak, self._av, na, self._release[c], int(c))
         self._bps = np.empty(max(2 * C + 16, 64))
         self._bps[0] = self._t0
         self._cf = np.empty(self._cap, dtype=np.int64)

@@ -44,8 +44,7 @@ from numba import njit
 from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
-from coflowopt.sim.heap import heap_pop as _hpop
-from coflowopt.sim.heap import heap_push as _hpush
+from coflowopt.sim.fast import heap_pop, heap_push
 from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = ["ApproximateParams", "LPNotSolved", "list_schedule", "run_approximate"]
@@ -166,7 +165,7 @@ def _list_schedule(lst, cptr, corder, src, dst, vol, fcof, release, npred, sptr,
     ne = 0
     for c in range(n):
         if pending[c] == 0:
-            ne = _hpush(ek, ev, ne, release[c], c)
+            ne = heap_push(ek, ev, ne, release[c], c)
     rk = np.empty(F)
     rv = np.empty(F, dtype=np.int64)
     nr = 0
@@ -180,7 +179,7 @@ def _list_schedule(lst, cptr, corder, src, dst, vol, fcof, release, npred, sptr,
             changed = False
             while nr > 0 and rk[0] <= t:
                 f = rv[0]
-                nr = _hpop(rk, rv, nr)
+                nr = heap_pop(rk, rv, nr)
                 for p in (src[f], m + dst[f]):
                     if not dirty[p]:
                         dirty[p] = True
@@ -194,11 +193,11 @@ def _list_schedule(lst, cptr, corder, src, dst, vol, fcof, release, npred, sptr,
                         s = succ[k]
                         pending[s] -= 1
                         if pending[s] == 0:
-                            ne = _hpush(ek, ev, ne, max(release[s], t), s)
+                            ne = heap_push(ek, ev, ne, max(release[s], t), s)
                 changed = True
             while ne > 0 and ek[0] <= t:
                 c = ev[0]
-                ne = _hpop(ek, ev, ne)
+                ne = heap_pop(ek, ev, ne)
                 for k in range(cptr[c], cptr[c + 1]):
                     f = corder[k]
                     if vol[f] > 0.0:
@@ -214,7 +213,7 @@ def _list_schedule(lst, cptr, corder, src, dst, vol, fcof, release, npred, sptr,
                         s = succ[k]
                         pending[s] -= 1
                         if pending[s] == 0:
-                            ne = _hpush(ek, ev, ne, max(release[s], t), s)
+                            ne = heap_push(ek, ev, ne, max(release[s], t), s)
                 changed = True
         if done >= n:
             break
@@ -241,7 +240,7 @@ def _list_schedule(lst, cptr, corder, src, dst, vol, fcof, release, npred, sptr,
             started[f] = True
             busy[a] = e
             busy[b] = e
-            nr = _hpush(rk, rv, nr, e, f)
+            nr = heap_push(rk, rv, nr, e, f)
         nd = 0
         tn = np.inf
         if nr > 0:

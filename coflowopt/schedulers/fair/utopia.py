@@ -54,8 +54,7 @@ from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
 from coflowopt.sim.drive import order_schedule
-from coflowopt.sim.heap import heap_pop as _pop
-from coflowopt.sim.heap import heap_push as _push
+from coflowopt.sim.fast import heap_pop, heap_push
 from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = [
@@ -149,7 +148,7 @@ def _emulate(release, c0, dptr, dport, dval, n_ports, npred, sptr, succ):
     na = 0
     for c in range(n):
         if pending[c] == 0:
-            na = _push(ak, av, na, release[c], c)
+            na = heap_push(ak, av, na, release[c], c)
     dk = np.empty(n)
     dv = np.empty(n, dtype=np.int64)
     nd = 0
@@ -169,7 +168,7 @@ def _emulate(release, c0, dptr, dport, dval, n_ports, npred, sptr, succ):
         events += 1
         if ta <= td:
             c = av[0]
-            na = _pop(ak, av, na)
+            na = heap_pop(ak, av, na)
             if nd > 0:
                 V += prog * (ta - t)
             t = max(t, ta)
@@ -182,15 +181,15 @@ def _emulate(release, c0, dptr, dport, dval, n_ports, npred, sptr, succ):
                     s = succ[k]
                     pending[s] -= 1
                     if pending[s] == 0:
-                        na = _push(ak, av, na, max(release[s], t), s)
+                        na = heap_push(ak, av, na, max(release[s], t), s)
                 continue
             tag[c] = V + c0[c]
-            nd = _push(dk, dv, nd, tag[c], c)
+            nd = heap_push(dk, dv, nd, tag[c], c)
             for k in range(dptr[c], dptr[c + 1]):
                 S[dport[k]] += dval[k]
         else:
             c = dv[0]
-            nd = _pop(dk, dv, nd)
+            nd = heap_pop(dk, dv, nd)
             t = td
             V = max(V, tag[c])
             c_fair[c] = t
@@ -204,7 +203,7 @@ def _emulate(release, c0, dptr, dport, dval, n_ports, npred, sptr, succ):
                 s = succ[k]
                 pending[s] -= 1
                 if pending[s] == 0:
-                    na = _push(ak, av, na, max(release[s], t), s)
+                    na = heap_push(ak, av, na, max(release[s], t), s)
         if nd > 0:
             top = 0.0
             for p in range(n_ports):
