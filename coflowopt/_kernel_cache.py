@@ -32,6 +32,7 @@ KERNEL_MODULES = (
     "sim/stepper.py",
     "schedulers/fair/utopia.py",
     "schedulers/fair/approximate.py",
+    "schedulers/dag/backfill.py",
 )
 _STAMP = "coflowopt-kernels.sha1"
 

@@ -132,7 +132,7 @@ def heap_pop(hk, hv, n):
 
 
 @njit(cache=True, inline="always")
-def _ipush(h, n, v):
+def iheap_push(h, n, v):
     """Push ``v`` on a min-heap of integers."""
     i = n
     while i > 0:
@@ -147,7 +147,8 @@ def _ipush(h, n, v):
 
 
 @njit(cache=True, inline="always")
-def _ipop(h, n):
+def iheap_pop(h, n):
+    """Drop the top of a min-heap of integers; returns the new size."""
     n -= 1
     v = h[n]
     i = 0
@@ -388,8 +389,8 @@ def _offer(top, q, wh, nw):
     if top < 0:
         return q, nw
     if q < top:
-        return q, _ipush(wh, nw, top)
-    return top, _ipush(wh, nw, q)
+        return q, iheap_push(wh, nw, top)
+    return top, iheap_push(wh, nw, q)
 
 
 @njit(cache=True, inline="always")
@@ -398,7 +399,7 @@ def _start_walk(p, cap, cnt, cur, plist, pos, wh, nw):
     a = p * cap
     if cnt[p] > 0 and cur[p] != a:
         cur[p] = a
-        nw = _ipush(wh, nw, pos[plist[a]])
+        nw = iheap_push(wh, nw, pos[plist[a]])
     return nw
 
 
@@ -797,7 +798,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 if nxt[f] != -1:
                     prv[nxt[f]] = prv[f]
                 if head[f]:
-                    nw = _ipush(wh, nw, pos[f])
+                    nw = iheap_push(wh, nw, pos[f])
                     newh[n_new] = pr  # one head per pair: m * m slots suffice
                     n_new += 1
             for j in range(n_new):
@@ -819,7 +820,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     res_out[b] = capg_out[d_]
                 else:
                     res_out[b] = res_out[b - 1] - e[plist_out[b - 1]]
-                nw = _ipush(wh, nw, pos[g])
+                nw = iheap_push(wh, nw, pos[g])
             top = -1
             while nw > 0 or top >= 0:
                 if top >= 0 and (nw == 0 or top <= wh[0]):
@@ -827,7 +828,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     top = -1
                 else:
                     g = glist[wh[0]]
-                    nw = _ipop(wh, nw)
+                    nw = iheap_pop(wh, nw)
                 a = idx_in[g]
                 b = idx_out[g]
                 if stamp[a] == stamp_id:

@@ -46,6 +46,7 @@ from numba import njit
 
 from coflowopt.model import Instance
 from coflowopt.schedulers.dag.slots import SlotPlan
+from coflowopt.sim.fast import iheap_pop, iheap_push
 
 __all__ = ["backfill", "backfill_reference"]
 
@@ -292,41 +293,6 @@ def _set_best(p, f, prio, pair_best, pbp_in, pbp_out, pos_out, inp_src, out_dst,
         _drop(q, outp_ptr[r], acnt_out[r], act_out, akey_out, aoth_out, apos_out, pbp_out,
               osrc)
         acnt_out[r] -= 1
-
-
-@njit(cache=True)
-def _heap_push_key(n, heap, x):
-    """Push ``x`` on the min-heap ``heap[:n]``; returns ``n + 1``."""
-    k = n
-    while k > 0:
-        up = (k - 1) >> 1
-        if heap[up] <= x:
-            break
-        heap[k] = heap[up]
-        k = up
-    heap[k] = x
-    return n + 1
-
-
-@njit(cache=True)
-def _heap_pop_key(n, heap):
-    """Remove the top of the min-heap ``heap[:n]``; returns ``n - 1``."""
-    n -= 1
-    x = heap[n]
-    k = 0
-    while True:
-        c = 2 * k + 1
-        if c >= n:
-            break
-        if c + 1 < n and heap[c + 1] < heap[c]:
-            c += 1
-        if heap[c] >= x:
-            break
-        heap[k] = heap[c]
-        k = c
-    if n > 0:
-        heap[k] = x
-    return n
 
 
 @njit(cache=True)
@@ -586,11 +552,11 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
             if x < NONE:
                 if nh == hp.size:
                     hp = _grow(hp)
-                nh = _heap_push_key(nh, hp, x * M2 + u)
+                nh = iheap_push(hp, nh, x * M2 + u)
         nwl = 0
         while nh > 0:
             top = hp[0]
-            nh = _heap_pop_key(nh, hp)
+            nh = iheap_pop(hp, nh)
             u = top % M2
             if top // M2 != kcur[u]:
                 continue  # superseded
@@ -601,7 +567,7 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
                 if x < NONE:
                     if nh == hp.size:
                         hp = _grow(hp)
-                    nh = _heap_push_key(nh, hp, x * M2 + u)
+                    nh = iheap_push(hp, nh, x * M2 + u)
                 continue
             kcur[u] = NONE
             best = pair_best[inp_pairs[e]] if u < m else pair_best[outp_pairs[e]]
@@ -636,7 +602,7 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
                     if x < NONE:
                         if nh == hp.size:
                             hp = _grow(hp)
-                        nh = _heap_push_key(nh, hp, x * M2 + v)
+                        nh = iheap_push(hp, nh, x * M2 + v)
         # 6. next event
         if left == 0:
             break

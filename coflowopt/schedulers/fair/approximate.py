@@ -44,7 +44,7 @@ from numba import njit
 from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
-from coflowopt.sim.fast import heap_pop, heap_push
+from coflowopt.sim.fast import heap_pop, heap_push, iheap_pop, iheap_push
 from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = ["ApproximateParams", "LPNotSolved", "list_schedule", "run_approximate"]
@@ -77,45 +77,11 @@ class ApproximateParams(Params):
 
 
 @njit(cache=True)
-def _ipush(h, base, n, key):
-    """Push ``key`` on the int64 min-heap stored in ``h[base:base + n]``; returns ``n + 1``."""
-    i = n
-    h[base + i] = key
-    while i > 0:
-        p = (i - 1) // 2
-        if h[base + p] <= h[base + i]:
-            break
-        h[base + p], h[base + i] = h[base + i], h[base + p]
-        i = p
-    return n + 1
-
-
-@njit(cache=True)
-def _ipop(h, base, n):
-    """Remove the top of the int64 min-heap ``h[base:base + n]``; returns ``n - 1``."""
-    n -= 1
-    h[base] = h[base + n]
-    i = 0
-    while True:
-        a = 2 * i + 1
-        if a >= n:
-            break
-        c = a
-        if a + 1 < n and h[base + a + 1] < h[base + a]:
-            c = a + 1
-        if h[base + i] <= h[base + c]:
-            break
-        h[base + c], h[base + i] = h[base + i], h[base + c]
-        i = c
-    return n
-
-
-@njit(cache=True)
 def _head(h, hptr, hn, p, lst, started):
     """List position of the first waiting flow on port ``p`` (-1 if none), dropping the
     started flows from the top of its heap."""
     while hn[p] > 0 and started[lst[h[hptr[p]]]]:
-        hn[p] = _ipop(h, hptr[p], hn[p])
+        hn[p] = iheap_pop(h[hptr[p]:], hn[p])
     return h[hptr[p]] if hn[p] > 0 else -1
 
 
@@ -202,7 +168,7 @@ def _list_schedule(lst, cptr, corder, src, dst, vol, fcof, release, npred, sptr,
                     f = corder[k]
                     if vol[f] > 0.0:
                         for p in (src[f], m + dst[f]):
-                            hn[p] = _ipush(h, hptr[p], hn[p], pos[f])
+                            hn[p] = iheap_push(h[hptr[p]:], hn[p], pos[f])
                             if not dirty[p]:
                                 dirty[p] = True
                                 dlist[nd] = p
