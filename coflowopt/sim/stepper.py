@@ -42,7 +42,7 @@ from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.allocate import AllocState, _greedy, _zero_rates
 from coflowopt.sim.engine import SimulationError, _advance, _horizon
-from coflowopt.sim.fast import heap_pop, heap_push
+from coflowopt.sim.fast import heap_pop, heap_push, release_successors
 from coflowopt.validate import Tolerance, ValidSchedule, validate_changes
 
 __all__ = ["DagState", "Stepper"]
@@ -134,11 +134,7 @@ def _complete(c, t, done, completion, left_job, coflow_job, n_pred, succ_ptr, su
     completion[c] = t
     j = coflow_job[c]
     left_job[j] -= 1
-    for i in range(succ_ptr[c], succ_ptr[c + 1]):
-        s = succ[i]
-        n_pred[s] -= 1
-        if n_pred[s] == 0:
-            na = heap_push(ak, av, na, max(release[s], t), s)
+    na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
     return na, left_job[j] == 0
 
 

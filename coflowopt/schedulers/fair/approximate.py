@@ -44,7 +44,7 @@ from numba import njit
 from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
-from coflowopt.sim.fast import heap_pop, heap_push, iheap_pop, iheap_push
+from coflowopt.sim.fast import heap_pop, heap_push, iheap_pop, iheap_push, release_successors
 from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = ["ApproximateParams", "LPNotSolved", "list_schedule", "run_approximate"]
@@ -155,11 +155,7 @@ def _list_schedule(lst, cptr, corder, src, dst, vol, fcof, release, npred, sptr,
                 left[c] -= 1
                 if left[c] == 0:
                     done += 1
-                    for k in range(sptr[c], sptr[c + 1]):
-                        s = succ[k]
-                        pending[s] -= 1
-                        if pending[s] == 0:
-                            ne = heap_push(ek, ev, ne, max(release[s], t), s)
+                    ne = release_successors(c, t, sptr, succ, pending, release, ek, ev, ne)
                 changed = True
             while ne > 0 and ek[0] <= t:
                 c = ev[0]
@@ -175,11 +171,7 @@ def _list_schedule(lst, cptr, corder, src, dst, vol, fcof, release, npred, sptr,
                                 nd += 1
                 if left[c] == 0:  # nothing to send
                     done += 1
-                    for k in range(sptr[c], sptr[c + 1]):
-                        s = succ[k]
-                        pending[s] -= 1
-                        if pending[s] == 0:
-                            ne = heap_push(ek, ev, ne, max(release[s], t), s)
+                    ne = release_successors(c, t, sptr, succ, pending, release, ek, ev, ne)
                 changed = True
         if done >= n:
             break

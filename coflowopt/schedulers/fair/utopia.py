@@ -54,7 +54,7 @@ from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
 from coflowopt.sim.drive import order_schedule
-from coflowopt.sim.fast import heap_pop, heap_push
+from coflowopt.sim.fast import heap_pop, heap_push, release_successors
 from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = [
@@ -177,11 +177,7 @@ def _emulate(release, c0, dptr, dport, dval, n_ports, npred, sptr, succ):
                 tag[c] = V
                 c_fair[c] = t
                 done += 1
-                for k in range(sptr[c], sptr[c + 1]):
-                    s = succ[k]
-                    pending[s] -= 1
-                    if pending[s] == 0:
-                        na = heap_push(ak, av, na, max(release[s], t), s)
+                na = release_successors(c, t, sptr, succ, pending, release, ak, av, na)
                 continue
             tag[c] = V + c0[c]
             nd = heap_push(dk, dv, nd, tag[c], c)
@@ -199,11 +195,7 @@ def _emulate(release, c0, dptr, dport, dval, n_ports, npred, sptr, succ):
             else:
                 for k in range(dptr[c], dptr[c + 1]):
                     S[dport[k]] = max(S[dport[k]] - dval[k], 0.0)
-            for k in range(sptr[c], sptr[c + 1]):
-                s = succ[k]
-                pending[s] -= 1
-                if pending[s] == 0:
-                    na = heap_push(ak, av, na, max(release[s], t), s)
+            na = release_successors(c, t, sptr, succ, pending, release, ak, av, na)
         if nd > 0:
             top = 0.0
             for p in range(n_ports):
