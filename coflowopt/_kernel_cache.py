@@ -33,6 +33,8 @@ KERNEL_MODULES = (
     "schedulers/fair/utopia.py",
     "schedulers/fair/approximate.py",
     "schedulers/dag/backfill.py",
+    "schedulers/dag/dma.py",
+    "schedulers/dag/slots.py",
 )
 _STAMP = "coflowopt-kernels.sha1"
 

@@ -43,6 +43,7 @@ from coflowopt.schedule import Schedule
 from coflowopt.schedulers.dag.bna import bna_items, bna_plan, resolve_runs_hk
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
+    counting_sort,
     finishes_before_refusal,
     label,
     run_plan,
@@ -331,22 +332,13 @@ def _run_eff(ra, rb, port, n_ports, n_runs):
     difference array over the runs it touches."""
     P = ra.size
     eff = np.zeros(n_runs, np.int64)
-    ptr = np.zeros(n_ports + 1, np.int64)
-    for t in range(port.size):
-        ptr[port[t] + 1] += 1
-    for u in range(n_ports):
-        ptr[u + 1] += ptr[u]
-    fill = ptr[:-1].copy()
-    idx = np.empty(port.size, np.int64)
-    for t in range(port.size):
-        idx[fill[port[t]]] = t % P
-        fill[port[t]] += 1
+    ptr, idx = counting_sort(port, n_ports)   # port entries grouped by port
     cnt = np.zeros(n_runs + 1, np.int64)
     for u in range(n_ports):
         lo = n_runs
         hi = 0
         for t in range(ptr[u], ptr[u + 1]):
-            i = idx[t]
+            i = idx[t] % P
             cnt[ra[i]] += 1
             cnt[rb[i]] -= 1
             lo = min(lo, ra[i])
@@ -430,16 +422,7 @@ def _join_touching(f, s, n):
 def _order_flow_start(f, s, n_flows):
     """Positions of the pieces by (flow, start), as int32: counting sort by flow, then an
     insertion sort (or argsort for many pieces) of each flow's pieces by start."""
-    ptr = np.zeros(n_flows + 1, np.int64)
-    for i in range(f.size):
-        ptr[f[i] + 1] += 1
-    for g in range(n_flows):
-        ptr[g + 1] += ptr[g]
-    fill = ptr[:-1].copy()
-    idx = np.empty(f.size, np.int32)
-    for i in range(f.size):
-        idx[fill[f[i]]] = i
-        fill[f[i]] += 1
+    ptr, idx = counting_sort(f, n_flows)
     for g in range(n_flows):
         a = ptr[g]
         b = ptr[g + 1]

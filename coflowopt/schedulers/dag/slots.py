@@ -222,7 +222,7 @@ def _stream(instance: Instance, bps: np.ndarray, flow: np.ndarray,
             ends: tuple[np.ndarray, np.ndarray], starts: tuple[np.ndarray, np.ndarray],
             check: Tolerance, meta: dict | None) -> ValidSchedule:
     """Segments ``flow[i]`` at the port rate, bucketed by their end and start breakpoint
-    (:func:`_bucket`), into a :class:`~coflowopt.validate.StreamValidator` in time order (at
+    (:func:`counting_sort`), into a :class:`~coflowopt.validate.StreamValidator` in time order (at
     one breakpoint the ends before the starts, each in segment order), a buffer at a time:
     no array of all the changes is built."""
     c = float(instance.fabric.capacity_in[0])
@@ -257,8 +257,8 @@ def emit_segments(instance: Instance, flow: np.ndarray, t0: np.ndarray, t1: np.n
         bps, first, last = np.array([float(origin)]), np.zeros(0, _I64), np.zeros(0, _I64)
     if check is None:
         return Schedule.from_segments(bps, flow, np.full(n, c), first, last, meta=meta)
-    return _stream(instance, bps, flow, _bucket(last, bps.size), _bucket(first, bps.size),
-                   check, meta)
+    return _stream(instance, bps, flow, counting_sort(last, bps.size),
+                   counting_sort(first, bps.size), check, meta)
 
 
 def plan_to_schedule(instance: Instance, plan: SlotPlan, *, quantum: float = 1.0,
@@ -312,9 +312,9 @@ def run_plan(instance: Instance, plan: SlotPlan, *, quantum: float = 1.0, origin
         del slots_used, t_cut, cut_s, cut_need
         f, k_s, k_e = _seg_keys(*args, m, slot_k, cut_k)
         del args, order, plan, slot_k, cut_k
-        starts = _bucket(k_s, bps.size)
+        starts = counting_sort(k_s, bps.size)
         del k_s
-        ends = _bucket(k_e, bps.size)
+        ends = counting_sort(k_e, bps.size)
         del k_e
         return _stream(instance, bps, f, ends, starts, check, meta)
     f, s, e, full, need = _segments(instance, plan, quantum)
@@ -343,9 +343,9 @@ def run_plan(instance: Instance, plan: SlotPlan, *, quantum: float = 1.0, origin
         k_e[a:b] = np.searchsorted(bps, origin + e[a:b] * dt)
     k_e[cut] = np.searchsorted(bps, t_cut)
     del s, e, cut, t_cut
-    starts = _bucket(k_s, bps.size)
+    starts = counting_sort(k_s, bps.size)
     del k_s
-    ends = _bucket(k_e, bps.size)
+    ends = counting_sort(k_e, bps.size)
     del k_e
     return _stream(instance, bps, f, ends, starts, check, meta)
 
@@ -428,7 +428,7 @@ def _real_first(order, ident, flow, start, length, vol, q, tiny, m):
 
 
 @njit(cache=True)
-def _bucket(key, K):
+def counting_sort(key, K):
     """Stable counting sort of ``key`` (values in ``0..K-1``): ``ptr`` (K+1) and the
     positions grouped by key, each group in increasing position."""
     ptr = np.zeros(K + 1, np.int64)
