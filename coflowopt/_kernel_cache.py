@@ -32,6 +32,7 @@ KERNEL_MODULES = (
     "sim/stepper.py",
     "schedulers/fair/utopia.py",
     "schedulers/fair/approximate.py",
+    "schedulers/fair/static_progress_kernel.py",
     "schedulers/dag/backfill.py",
     "schedulers/dag/dma.py",
     "schedulers/dag/slots.py",

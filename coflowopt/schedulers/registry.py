@@ -332,7 +332,8 @@ _TABLE: list[SchedulerInfo] = [
                   True, "fair",
                   "static progress (HUG/DRF-style): equal progress P = 1 / max_l sum_j d_lj "
                   "for every active coflow, leftover by per-flow max-min fair sharing",
-                  objective="minimum progress guarantee (baseline)", multistage=True),
+                  objective="minimum progress guarantee (baseline)", multistage=True,
+                  streams=True),
     SchedulerInfo("approximate", "coflowopt.schedulers.fair.approximate:run_approximate",
                   "coflowopt.schedulers.fair.approximate:ApproximateParams", "offline", True,
                   "fair",

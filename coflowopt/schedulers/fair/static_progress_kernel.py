@@ -1,0 +1,330 @@
+"""The compiled engine of the static-progress baseline
+(:mod:`coflowopt.schedulers.fair.static_progress`; single-stage spec 2.3 and 8.1, [INF];
+leftover [PROP]).
+
+Same model and events as the reference engine (:func:`coflowopt.sim.engine.simulate`): a
+coflow is admitted at its release once every Starts-After predecessor has completed; every
+arrival and every flow completion is an event; rates are constant between events.  At each
+event, on the remaining volumes ``v_i`` of the active coflows:
+
+1. ``Gamma_j = max_l L_lj / B_l`` (``L_lj``: ``j``'s remaining volume on port ``l``),
+   ``S_l = sum_j (L_lj / B_l) / Gamma_j`` and ``P = 1 / max_l S_l``; flow ``i`` of ``j`` is
+   guaranteed ``g_i = P v_i / Gamma_j``.  The guarantee loads port ``l`` with
+   ``sum_j P L_lj / Gamma_j = P B_l S_l``, so the residual ``B_l (1 - P S_l)`` needs no
+   pass over the flows.
+2. (``work_conserving``) the residuals are shared by per-flow max-min progressive filling.
+   The flows of one (ingress, egress) pair are alike in it and get the same increment
+   ``x_pq``, so the filling runs over the active pairs with their flow counts (water
+   filling: the port with the smallest share ``R_l / K_l`` freezes its unfrozen pairs at
+   that level; shares only rise, so a heap of ports with stale keys re-keys only its top,
+   as in :mod:`coflowopt.sim.fastfair`).  Rate ``g_i + x_pq``.
+
+The next event is the first completion at these rates or the next admission.  Completion and
+rate-recording rules are the reference engine's: a flow is done when its remaining volume is
+at most ``1e-10`` of its volume (``engine._advance``), and a new rate within ``1e-12`` of the
+old one keeps the old (``engine._record``), so the two engines give the same schedule up to
+rounding.  Cost per event: three passes over the active flows plus the filling over the
+active pairs.
+
+Every rate change goes either to the streaming validator (``lean``; nothing is stored) or to
+the segment store of :mod:`coflowopt.sim.segstore`.  ``(t, P)`` of every event is returned.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from coflowopt.sim.fast import (
+    admission_heap,
+    heap_pop,
+    indexed_delete,
+    indexed_set,
+    next_breakpoint,
+    release_successors,
+)
+from coflowopt.sim.kernel import CTL_DONE, CTL_EVENTS, CTL_STATUS, CTL_TIME, stop_requested
+from coflowopt.sim.segstore import CHUNK, new_store, put_segment
+from coflowopt.validate import stream_consume, stream_push
+
+__all__ = ["DONE_FRACTION", "SAME_RATE", "run_static_progress_kernel"]
+
+#: a flow is done when its remaining volume is at most this fraction of its volume
+DONE_FRACTION = 1e-10
+#: a new rate within this fraction of the old one keeps the old (rounding only)
+SAME_RATE = 1e-12
+
+
+@njit(cache=True)
+def _longer(a, n):
+    """``a``, or a copy of twice its size when index ``n`` does not fit."""
+    if n < a.size:
+        return a
+    b = np.empty(2 * a.size, dtype=a.dtype)
+    b[: a.size] = a
+    return b
+
+
+@njit(cache=True, inline="always")
+def _change(f, new, kk, cur, opened, lean, buf_i, buf_d, chunks_i, chunks_d, ns, vs, bps):
+    """Flow ``f`` runs at ``new`` from breakpoint ``kk``: to the validator or the store."""
+    if lean:
+        ns = stream_push(buf_i, buf_d, ns, f, kk, new)
+        if ns == CHUNK:
+            ns = stream_consume(vs, buf_i, buf_d, ns, bps)
+    else:
+        ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, cur[f])
+    opened[f] = kk
+    cur[f] = new
+    return ns
+
+
+@njit(cache=True, nogil=True)
+def run_static_progress_kernel(ptr, order, src, dst, volume, release, n_pred, succ_ptr, succ,
+                               cap_in, cap_out, fpair, pair_u, pair_w, work_conserving, t0,
+                               lean, vs, kctl):
+    """The event loop (module docstring).  ``fpair``: flow -> dense pair id; ``pair_u``,
+    ``pair_w``: the pair's ingress port and ``m`` + egress port.  Returns ``(breakpoints,
+    store, events, progress_t, progress_P, status)``: ``store`` the segment store (or the
+    stream buffer and its count in ``store[4]``), ``status`` 0 done, 1 stopped, -1 stalled."""
+    C = ptr.size - 1
+    F = src.size
+    m = cap_in.size
+    M2 = 2 * m
+    NP = pair_u.size
+    cap = np.concatenate((cap_in, cap_out))
+    rem = np.zeros(F)
+    cur = np.zeros(F)
+    opened = np.zeros(F, dtype=np.int64)
+    # a coflow's unfinished flows: live[ptr[c] : ptr[c] + nlive[c]], in instance order
+    live = np.empty(max(F, 1), dtype=np.int64)
+    nlive = np.zeros(C, dtype=np.int64)
+    gam = np.zeros(C)
+    active = np.empty(max(C, 1), dtype=np.int64)  # in admission order
+    n_act = 0
+    # ports: a coflow's loads (touched list), and the sum S_l of normalised demands
+    L = np.zeros(M2)
+    touched = np.empty(M2, dtype=np.int64)
+    S = np.zeros(M2)
+    sused = np.empty(M2, dtype=np.int64)
+    n_s = 0
+    # pairs: unfinished flows of active coflows, the active list, the leftover increment
+    cnt = np.zeros(NP, dtype=np.int64)
+    pact = np.empty(max(NP, 1), dtype=np.int64)
+    ppos = np.full(NP, -1, dtype=np.int64)
+    n_pact = 0
+    x = np.zeros(NP)
+    frz = np.zeros(NP)  # stamp of the filling that froze the pair
+    # water filling: per-port rows of active pairs, rebuilt at each event
+    K = np.zeros(M2)
+    R = np.zeros(M2)
+    deg = np.zeros(M2 + 1, dtype=np.int64)
+    fill = np.zeros(M2, dtype=np.int64)
+    adj = np.empty(max(2 * NP, 1), dtype=np.int64)
+    pkey = np.empty(M2)
+    pheap = np.empty(M2, dtype=np.int64)
+    pwhere = np.full(M2, -1, dtype=np.int64)
+    wf = 0.0
+    ak, av, na = admission_heap(n_pred, release)
+    bps = np.empty(1024)
+    bps[0] = t0
+    kk = 0
+    prog_t = np.empty(1024)
+    prog_p = np.empty(1024)
+    n_prog = 0
+    buf_i, buf_d, chunks_i, chunks_d = new_store()
+    ns = 0
+    t = t0
+    n_done = 0
+    n_events = 0
+    while n_done < C:
+        kctl[CTL_TIME] = t - t0
+        kctl[CTL_DONE] = n_done
+        kctl[CTL_EVENTS] = n_events
+        if stop_requested(kctl):
+            kctl[CTL_STATUS] = 1.0
+            return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), n_events, \
+                prog_t[:n_prog], prog_p[:n_prog], 1
+        # admissions at t (a coflow with nothing to send completes on admission)
+        while na > 0 and ak[0] <= t:
+            c = av[0]
+            na = heap_pop(ak, av, na)
+            k = ptr[c]
+            for i in range(ptr[c], ptr[c + 1]):
+                f = order[i]
+                if volume[f] > 0.0:
+                    live[k] = f
+                    k += 1
+                    rem[f] = volume[f]
+                    p = fpair[f]
+                    if cnt[p] == 0:
+                        ppos[p] = n_pact
+                        pact[n_pact] = p
+                        n_pact += 1
+                    cnt[p] += 1
+            nlive[c] = k - ptr[c]
+            if nlive[c] == 0:
+                n_done += 1
+                na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
+            else:
+                active[n_act] = c
+                n_act += 1
+        if n_done == C:
+            break
+        if n_act == 0:
+            if na == 0:
+                return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), n_events, \
+                    prog_t[:n_prog], prog_p[:n_prog], -1
+            bps, kk, t, _ = next_breakpoint(bps, kk, t, ak[0])
+            continue
+        n_events += 1
+        # 1. Gamma_j and S_l = sum_j d_lj on the remaining volumes
+        for a in range(n_act):
+            c = active[a]
+            nt = 0
+            for i in range(ptr[c], ptr[c] + nlive[c]):
+                f = live[i]
+                u = src[f]
+                w = m + dst[f]
+                if L[u] == 0.0:
+                    touched[nt] = u
+                    nt += 1
+                L[u] += rem[f]
+                if L[w] == 0.0:
+                    touched[nt] = w
+                    nt += 1
+                L[w] += rem[f]
+            gmax = 0.0
+            for j in range(nt):
+                u = touched[j]
+                gmax = max(gmax, L[u] / cap[u])
+            gam[c] = gmax
+            for j in range(nt):
+                u = touched[j]
+                if S[u] == 0.0:
+                    sused[n_s] = u
+                    n_s += 1
+                S[u] += (L[u] / cap[u]) / gmax
+                L[u] = 0.0
+        top = 0.0
+        for j in range(n_s):
+            top = max(top, S[sused[j]])
+        P = 1.0 / top
+        prog_t = _longer(prog_t, n_prog)
+        prog_p = _longer(prog_p, n_prog)
+        prog_t[n_prog] = t
+        prog_p[n_prog] = P
+        n_prog += 1
+        # 2. the leftover: per-flow max-min filling over the active pairs on the residuals
+        if work_conserving:
+            for j in range(n_s):
+                u = sused[j]
+                R[u] = max(cap[u] - P * cap[u] * S[u], 0.0)
+            deg[:] = 0
+            for j in range(n_pact):
+                p = pact[j]
+                deg[pair_u[p] + 1] += 1
+                deg[pair_w[p] + 1] += 1
+            for u in range(M2):
+                deg[u + 1] += deg[u]
+                fill[u] = deg[u]
+                K[u] = 0.0
+            for j in range(n_pact):
+                p = pact[j]
+                for u in (pair_u[p], pair_w[p]):
+                    adj[fill[u]] = p
+                    fill[u] += 1
+                    K[u] += cnt[p]
+            wf += 1.0
+            nh = 0
+            for j in range(n_s):
+                u = sused[j]
+                nh = indexed_set(pkey, pheap, pwhere, nh, u, R[u] / K[u])
+            while nh > 0:
+                # stale keys are lower bounds (shares only rise as pairs freeze elsewhere)
+                u = pheap[0]
+                if K[u] < 0.5:
+                    nh = indexed_delete(pkey, pheap, pwhere, nh, u)
+                    continue
+                lev = max(R[u], 0.0) / K[u]
+                if lev > pkey[0]:
+                    nh = indexed_set(pkey, pheap, pwhere, nh, u, lev)
+                    continue
+                nh = indexed_delete(pkey, pheap, pwhere, nh, u)
+                for j in range(deg[u], deg[u + 1]):
+                    p = adj[j]
+                    if frz[p] == wf:
+                        continue
+                    frz[p] = wf
+                    x[p] = lev
+                    w = pair_w[p] if pair_u[p] == u else pair_u[p]
+                    if pwhere[w] >= 0:
+                        K[w] -= cnt[p]
+                        R[w] -= lev * cnt[p]
+        for j in range(n_s):
+            S[sused[j]] = 0.0
+        n_s = 0
+        # 3. the rates, their changes, and the first completion at them
+        dt = np.inf
+        for a in range(n_act):
+            c = active[a]
+            gc = gam[c]
+            for i in range(ptr[c], ptr[c] + nlive[c]):
+                f = live[i]
+                nr = P * rem[f] / gc
+                if work_conserving:
+                    nr += x[fpair[f]]
+                old = cur[f]
+                if nr != old and not (old > 0.0 and abs(nr - old) <= SAME_RATE * old):
+                    ns = _change(f, nr, kk, cur, opened, lean, buf_i, buf_d, chunks_i,
+                                 chunks_d, ns, vs, bps)
+                r = cur[f]
+                if r > 0.0:
+                    dt = min(dt, rem[f] / r)
+        if na > 0:
+            dt = min(dt, ak[0] - t)
+        if not dt < np.inf:
+            return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), n_events, \
+                prog_t[:n_prog], prog_p[:n_prog], -1
+        tn = t + dt
+        if tn > t:
+            bps, kk, t, _ = next_breakpoint(bps, kk, t, tn)
+        elif not dt > 0.0:
+            return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), n_events, \
+                prog_t[:n_prog], prog_p[:n_prog], -1
+        # (a completion closer than one ulp of t is served at t: below the volume atol)
+        # 4. serve dt; finished flows stop at the new breakpoint; finished coflows release
+        # their successors (in admission order, as the reference engine)
+        keep = 0
+        for a in range(n_act):
+            c = active[a]
+            k = ptr[c]
+            for i in range(ptr[c], ptr[c] + nlive[c]):
+                f = live[i]
+                r = rem[f] - cur[f] * dt
+                if r <= DONE_FRACTION * volume[f]:
+                    rem[f] = 0.0
+                    ns = _change(f, 0.0, kk, cur, opened, lean, buf_i, buf_d, chunks_i,
+                                 chunks_d, ns, vs, bps)
+                    p = fpair[f]
+                    cnt[p] -= 1
+                    if cnt[p] == 0:
+                        q = pact[n_pact - 1]
+                        pact[ppos[p]] = q
+                        ppos[q] = ppos[p]
+                        ppos[p] = -1
+                        n_pact -= 1
+                else:
+                    rem[f] = r
+                    live[k] = f
+                    k += 1
+            nlive[c] = k - ptr[c]
+            if nlive[c] == 0:
+                n_done += 1
+                na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
+            else:
+                active[keep] = c
+                keep += 1
+        n_act = keep
+    return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), n_events, \
+        prog_t[:n_prog], prog_p[:n_prog], 0
