@@ -376,37 +376,47 @@ def _items_hk(src, dst, amt):
 
 
 @numba.njit(cache=True)
-def resolve_runs_hk(src: np.ndarray, dst: np.ndarray, ptr: np.ndarray, rlen: np.ndarray,
-                    begin: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """DMA step 4 for many runs at once (rule ``"hk"``): run ``g`` has members
-    ``ptr[g]:ptr[g+1]`` (ports ``src``, ``dst``, in priority order), each needing ``rlen[g]``
-    slots, and starts at slot ``begin[g]``; returns pieces ``(member, start, length)``."""
+def resolve_runs_hk(src: np.ndarray, dst: np.ndarray, member: np.ndarray, ptr: np.ndarray,
+                    rlen: np.ndarray, begin: np.ndarray, flow: np.ndarray, g0: int, cap: int,
+                    like: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """DMA step 4 for many runs at once (rule ``"hk"``), a block at a time: run ``g`` has
+    members ``member[ptr[g]:ptr[g+1]]`` (indices into ``src``, ``dst``, ``flow``, in priority
+    order), each needing ``rlen[g]`` slots, and starts at slot ``begin[g]``.  From run ``g0``
+    on, the pieces ``(flow, start, length)`` are written into fresh columns of ``like``'s
+    dtype and capacity ``cap`` (grown only for a single run larger than that), stopping
+    before the first run whose pieces do not fit; returns the columns, the number of pieces
+    written and the next run.  (No gathered port columns, no growth copies: the caller holds
+    one block of ``cap`` pieces beyond its members.)"""
     n_runs = ptr.size - 1
-    cap = src.size + src.size // 4 + 16   # most members get one piece; grown below
-    o_m = np.empty(cap, np.int64)
-    o_s = np.empty(cap, np.int64)
-    o_n = np.empty(cap, np.int64)
+    o_f = np.empty(cap, like.dtype)
+    o_s = np.empty(cap, like.dtype)
+    o_n = np.empty(cap, like.dtype)
     m = 0
-    for g in range(n_runs):
+    g = g0
+    while g < n_runs:
         a = ptr[g]
         b = ptr[g + 1]
+        sub_s = np.empty(b - a, np.int64)
+        sub_d = np.empty(b - a, np.int64)
+        for x in range(b - a):
+            sub_s[x] = src[member[a + x]]
+            sub_d[x] = dst[member[a + x]]
         amt = np.full(b - a, rlen[g], np.int64)
-        item, start, length, _ = _items_hk(src[a:b], dst[a:b], amt)
+        item, start, length, _ = _items_hk(sub_s, sub_d, amt)
         if m + item.size > cap:
-            cap = (m + item.size) + (m + item.size) // 2
-            o_m2 = np.empty(cap, np.int64)
-            o_s2 = np.empty(cap, np.int64)
-            o_n2 = np.empty(cap, np.int64)
-            o_m2[:m] = o_m[:m]
-            o_s2[:m] = o_s[:m]
-            o_n2[:m] = o_n[:m]
-            o_m, o_s, o_n = o_m2, o_s2, o_n2
+            if m > 0:
+                break           # this run starts the next block (computed again there)
+            cap = item.size
+            o_f = np.empty(cap, like.dtype)
+            o_s = np.empty(cap, like.dtype)
+            o_n = np.empty(cap, like.dtype)
         for i in range(item.size):
-            o_m[m] = a + item[i]
+            o_f[m] = flow[member[a + item[i]]]
             o_s[m] = begin[g] + start[i]
             o_n[m] = length[i]
             m += 1
-    return o_m[:m], o_s[:m], o_n[:m]   # views: a copy would double the peak
+        g += 1
+    return o_f, o_s, o_n, m, g
 
 
 def bna_items(src: np.ndarray, dst: np.ndarray, amount: np.ndarray, *,

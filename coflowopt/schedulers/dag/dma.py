@@ -56,6 +56,7 @@ from coflowopt.validate import Tolerance, ValidSchedule
 __all__ = [
     "DMAParams",
     "aggregate_slots",
+    "assemble_pieces",
     "delay_and_merge",
     "dma_plan",
     "draw_delays",
@@ -68,6 +69,14 @@ __all__ = [
 
 _I64 = np.int64
 _INV_E = 1.0 / math.e
+#: pieces per block of :func:`coflowopt.schedulers.dag.bna.resolve_runs_hk` in the merge
+_BLOCK = 1 << 22
+_NO_W = np.zeros(0, _I64)   # no weights: every piece counts 1
+
+
+def _fit(top: int) -> type:
+    """int32 when values below ``top`` fit, else int64."""
+    return np.int32 if top < 2 ** 31 else _I64
 
 
 def job_topological_order(instance: Instance) -> np.ndarray:
@@ -146,7 +155,12 @@ def delay_and_merge(instance: Instance, plans: Sequence[SlotPlan], delays: np.nd
     and resolve every run of constant membership (spec 4.4 [P]) of ``len`` slots and real-pair
     count matrix ``M`` by ``BNA(len * M)``, a pair shared by several plans serving them by
     increasing ``rank[i]`` (default ``i``); empty runs are dropped (idle compression).  The
-    result starts at slot 0 and ends at ``sum over runs of len * eff(M)``."""
+    result starts at slot 0 and ends at ``sum over runs of len * eff(M)``.
+
+    Memory (a merge of millions of (piece, run) members): index, port and slot columns are
+    int32 where the values fit; the colliding runs are resolved a block of
+    :data:`_BLOCK` pieces at a time, and the blocks are scattered by flow into two columns
+    and freed one by one; only the joined result is widened to the plan's int64."""
     n = len(plans)
     delays = np.asarray(delays, dtype=_I64).reshape(-1)
     if delays.size != n:
@@ -163,64 +177,73 @@ def delay_and_merge(instance: Instance, plans: Sequence[SlotPlan], delays: np.nd
     st = np.concatenate([p.start for p in plans]) + delays[owner]
     en = st + np.concatenate([p.length for p in plans])
     bounds = np.unique(np.concatenate([st, en]))
-    ra = np.searchsorted(bounds, st)
-    rb = np.searchsorted(bounds, en)
-    del st, en
     n_runs = bounds.size - 1
+    it = _fit(max(n_runs + 1, flow.size))
+    ra = np.searchsorted(bounds, st).astype(it)
+    rb = np.searchsorted(bounds, en).astype(it)
+    del st, en
     rlen = np.diff(bounds)
+    del bounds
     m = instance.ports
-    ps, pd = instance.flow_src[flow].astype(_I64), instance.flow_dst[flow].astype(_I64)
+    ps = instance.flow_src[flow].astype(np.int32)
+    pd = instance.flow_dst[flow].astype(np.int32)
     # eff(M) of every run: the largest number of pieces on one port (a sweep per port; no
     # array of all (piece, run) members)
-    eff = _run_eff(ra, rb, np.concatenate([ps, pd + m]), 2 * m, n_runs)
+    eff = _run_eff(ra, rb, np.concatenate([ps, pd + m]), 2 * m, n_runs, _NO_W)
     begin = np.cumsum(rlen * eff) - rlen * eff          # compressed start of each run
+    total = int(begin[-1] + rlen[-1] * eff[-1])
+    like = np.zeros(0, _fit(max(total + 1, flow.size, instance.n_flows)))
     # pieces by priority (rank of the plan, then flow): members of a run keep this order
-    prio = np.lexsort((flow, rank[owner]))
+    prio = np.lexsort((flow, rank[owner])).astype(it)
     del owner
-    nc_p, nc_s, nc_n, cptr, cmem = _split_runs(ra, rb, eff, begin, rlen, prio)
-    out_f = [flow[nc_p]]
-    out_s = [nc_s]
-    out_n = [nc_n]
-    del nc_p, nc_s, nc_n
+    blocks = list(_merge_runs(ra, rb, eff > 1, begin, rlen, prio, flow, _NO_W, like))
+    del ra, rb, prio
+    cptr, cmem = blocks.pop()
     if cmem.size:
         runs = np.flatnonzero(eff > 1)
+        rl, bg = rlen[runs], begin[runs]
         if rule in ("hk", "auto"):
-            # compiled: every colliding run in one call
-            mem, s, ln = resolve_runs_hk(ps[cmem], pd[cmem], cptr, rlen[runs], begin[runs])
-            out_f.append(flow[cmem[mem]])
-            out_s.append(s)
-            out_n.append(ln)
-            del mem, s, ln
+            # compiled, a block of pieces at a time
+            g = 0
+            while g < runs.size:
+                f_, s_, n_, k, g = resolve_runs_hk(ps, pd, cmem, cptr, rl, bg, flow, g, _BLOCK,
+                                                   like)
+                blocks.append((f_[:k], s_[:k], n_[:k]))
+                del f_, s_, n_
         else:
             for g, (a, b) in enumerate(zip(cptr[:-1].tolist(), cptr[1:].tolist(),
                                            strict=True)):
                 idx = cmem[a:b]
-                r = int(runs[g])
-                item, s, ln, _ = bna_items(ps[idx], pd[idx], np.full(b - a, rlen[r]),
+                item, s, ln, _ = bna_items(ps[idx], pd[idx], np.full(b - a, rl[g]),
                                            rule=rule)
-                out_f.append(flow[idx[item]])
-                out_s.append(begin[r] + s)
-                out_n.append(ln)
-    del cmem, ps, pd
-    # merge_pieces, written out so that each input is freed as soon as it is reordered
-    f = np.concatenate(out_f)
-    del out_f
-    s = np.concatenate(out_s)
-    del out_s
-    ln = np.concatenate(out_n)
-    del out_n
-    # by (flow, start): a counting sort by flow, each flow's few pieces then by start (4 bytes
-    # a piece instead of an argsort's key, order and buffer; the order is the same, starts
-    # being distinct within a flow)
-    o = _order_flow_start(f, s, instance.n_flows) if f.size < 2 ** 31 else np.lexsort((s, f))
-    f = f[o]
-    s = s[o]
-    ln = ln[o]
-    del o
-    k = _join_touching(f, s, ln)
-    if k < f.size:
-        f, s, ln = f[:k].copy(), s[:k].copy(), ln[:k].copy()
-    return SlotPlan(f, s, ln)
+                blocks.append((flow[idx[item]].astype(like.dtype),
+                               (bg[g] + s).astype(like.dtype), ln.astype(like.dtype)))
+    del cmem, ps, pd, flow
+    return assemble_pieces(blocks, instance.n_flows)
+
+
+def assemble_pieces(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n_flows: int
+                    ) -> SlotPlan:
+    """The pieces ``(flow, start, length)`` of ``blocks`` (consumed: the list is emptied, each
+    block freed once placed) as one plan ordered by (flow, start), consecutive pieces of one
+    flow that touch joined (the pieces of one flow must not overlap).  A counting sort by flow
+    into two columns of the blocks' dtype, then each flow's pieces by start."""
+    cnt = np.zeros(n_flows + 1, _I64)
+    for f, _, _ in blocks:
+        _count_flows(cnt, f)
+    ptr = np.cumsum(cnt)       # cnt[0] = 0: ptr[g] is where flow g's pieces begin
+    del cnt
+    dt = blocks[0][1].dtype if blocks else _I64
+    S = np.empty(int(ptr[-1]), dt)
+    N = np.empty(int(ptr[-1]), dt)
+    fill = ptr[:-1].copy()
+    while blocks:
+        f, s, n = blocks.pop()
+        _scatter_flows(fill, f, s, n, S, N)
+        del f, s, n
+    del fill
+    keep = _sort_join(ptr, S, N)
+    return SlotPlan(*_widen(ptr, keep, S, N))
 
 
 def dma_plan(instance: Instance, jobs: np.ndarray, demand: np.ndarray, *,
@@ -326,11 +349,12 @@ def run_dma(instance: Instance, params: DMAParams, *, seed: Any = None,
 
 
 @njit(cache=True)
-def _run_eff(ra, rb, port, n_ports, n_runs):
-    """Largest number of pieces on one port in every run (piece ``i`` covers runs
-    ``ra[i]..rb[i]-1`` and uses ports ``port[i]`` and ``port[i + P]``): per port a
-    difference array over the runs it touches."""
+def _run_eff(ra, rb, port, n_ports, n_runs, w):
+    """Largest load of one port in every run: piece ``i`` covers runs ``ra[i]..rb[i]-1``,
+    uses ports ``port[i]`` and ``port[i + P]`` and weighs ``w[i]`` (1 each if ``w`` is
+    empty): per port a difference array over the runs it touches."""
     P = ra.size
+    unit = w.size == 0
     eff = np.zeros(n_runs, np.int64)
     ptr, idx = counting_sort(port, n_ports)   # port entries grouped by port
     cnt = np.zeros(n_runs + 1, np.int64)
@@ -339,8 +363,9 @@ def _run_eff(ra, rb, port, n_ports, n_runs):
         hi = 0
         for t in range(ptr[u], ptr[u + 1]):
             i = idx[t] % P
-            cnt[ra[i]] += 1
-            cnt[rb[i]] -= 1
+            x = 1 if unit else w[i]
+            cnt[ra[i]] += x
+            cnt[rb[i]] -= x
             lo = min(lo, ra[i])
             hi = max(hi, rb[i])
         c = 0
@@ -354,12 +379,14 @@ def _run_eff(ra, rb, port, n_ports, n_runs):
 
 
 @njit(cache=True)
-def _split_runs(ra, rb, eff, begin, rlen, prio):
-    """The pieces' share of every run: where the run has no collision (``eff <= 1``) a piece
-    ``(piece, begin, rlen)``; the members of the colliding runs, run by run in the order
-    ``prio``, as ``ptr`` over those runs and the piece of each member."""
-    n_runs = eff.size
+def _merge_runs(ra, rb, clash, begin, rlen, prio, flow, amt, like):
+    """The pieces' share of every run.  Where the run has no collision (not ``clash``) a
+    piece ``(flow, begin, rlen * amt)`` (``amt`` 1 if empty); the members of the colliding
+    runs, run by run in the order ``prio``, as ``ptr`` over those runs and the piece of each
+    member.  Output columns in ``like``'s dtype."""
+    n_runs = clash.size
     P = ra.size
+    unit = amt.size == 0
     diff = np.zeros(n_runs + 1, np.int64)
     for i in range(P):
         diff[ra[i]] += 1
@@ -367,7 +394,7 @@ def _split_runs(ra, rb, eff, begin, rlen, prio):
     cid = np.full(n_runs, -1, np.int64)
     n_clash = 0
     for r in range(n_runs):
-        if eff[r] > 1:
+        if clash[r]:
             cid[r] = n_clash
             n_clash += 1
     cptr = np.zeros(n_clash + 1, np.int64)
@@ -375,17 +402,17 @@ def _split_runs(ra, rb, eff, begin, rlen, prio):
     n_free = 0
     for r in range(n_runs):
         c += diff[r]
-        if eff[r] > 1:
+        if clash[r]:
             cptr[cid[r] + 1] = c
         else:
             n_free += c
     for g in range(n_clash):
         cptr[g + 1] += cptr[g]
     fill = cptr[:-1].copy()
-    cmem = np.empty(cptr[n_clash], np.int64)
-    o_p = np.empty(n_free, np.int64)
-    o_s = np.empty(n_free, np.int64)
-    o_n = np.empty(n_free, np.int64)
+    cmem = np.empty(cptr[n_clash], like.dtype)
+    o_f = np.empty(n_free, like.dtype)
+    o_s = np.empty(n_free, like.dtype)
+    o_n = np.empty(n_free, like.dtype)
     k = 0
     for t in range(P):
         i = prio[t]
@@ -395,50 +422,86 @@ def _split_runs(ra, rb, eff, begin, rlen, prio):
                 cmem[fill[g]] = i
                 fill[g] += 1
             else:
-                o_p[k] = i
+                o_f[k] = flow[i]
                 o_s[k] = begin[r]
-                o_n[k] = rlen[r]
+                o_n[k] = rlen[r] if unit else rlen[r] * amt[i]
                 k += 1
-    return o_p, o_s, o_n, cptr, cmem
+    return (o_f, o_s, o_n), (cptr, cmem)
 
 
 @njit(cache=True)
-def _join_touching(f, s, n):
-    """Join, in place, consecutive pieces of one flow that touch (pieces ordered by (flow,
-    start)); returns the number of pieces left at the front."""
-    k = 0
+def _count_flows(cnt, f):
+    """Add the number of pieces of every flow to ``cnt[flow + 1]``."""
     for i in range(f.size):
-        if k > 0 and f[i] == f[k - 1] and s[i] == s[k - 1] + n[k - 1]:
-            n[k - 1] += n[i]
-        else:
-            f[k] = f[i]
-            s[k] = s[i]
-            n[k] = n[i]
-            k += 1
-    return k
+        cnt[f[i] + 1] += 1
 
 
 @njit(cache=True)
-def _order_flow_start(f, s, n_flows):
-    """Positions of the pieces by (flow, start), as int32: counting sort by flow, then an
-    insertion sort (or argsort for many pieces) of each flow's pieces by start."""
-    ptr, idx = counting_sort(f, n_flows)
+def _scatter_flows(fill, f, s, n, S, N):
+    """Write each piece's start and length at its flow's next free place."""
+    for i in range(f.size):
+        x = fill[f[i]]
+        S[x] = s[i]
+        N[x] = n[i]
+        fill[f[i]] = x + 1
+
+
+@njit(cache=True)
+def _sort_join(ptr, S, N):
+    """Each flow's pieces (``ptr[g]:ptr[g+1]``) by start (insertion sort, or a merge sort
+    for many), consecutive touching pieces joined in place at the front of the flow's
+    range; returns how many each flow keeps."""
+    n_flows = ptr.size - 1
+    keep = np.zeros(n_flows, np.int64)
     for g in range(n_flows):
         a = ptr[g]
         b = ptr[g + 1]
-        if b - a <= 1:
+        if b - a == 0:
             continue
         if b - a <= 32:
             for x in range(a + 1, b):
-                v = idx[x]
+                vs = S[x]
+                vn = N[x]
                 y = x - 1
-                while y >= a and s[idx[y]] > s[v]:
-                    idx[y + 1] = idx[y]
+                while y >= a and S[y] > vs:
+                    S[y + 1] = S[y]
+                    N[y + 1] = N[y]
                     y -= 1
-                idx[y + 1] = v
+                S[y + 1] = vs
+                N[y + 1] = vn
         else:
-            seg = idx[a:b].copy()
-            o = np.argsort(s[seg], kind="mergesort")
+            o = np.argsort(S[a:b], kind="mergesort")
+            ss = S[a:b].copy()
+            nn = N[a:b].copy()
             for x in range(b - a):
-                idx[a + x] = seg[o[x]]
-    return idx
+                S[a + x] = ss[o[x]]
+                N[a + x] = nn[o[x]]
+        k = a
+        for x in range(a + 1, b):
+            if S[x] == S[k] + N[k]:
+                N[k] += N[x]
+            else:
+                k += 1
+                S[k] = S[x]
+                N[k] = N[x]
+        keep[g] = k + 1 - a
+    return keep
+
+
+@njit(cache=True)
+def _widen(ptr, keep, S, N):
+    """The kept pieces as int64 columns (flow, start, length) in (flow, start) order."""
+    tot = 0
+    for g in range(keep.size):
+        tot += keep[g]
+    f = np.empty(tot, np.int64)
+    s = np.empty(tot, np.int64)
+    n = np.empty(tot, np.int64)
+    k = 0
+    for g in range(keep.size):
+        for x in range(ptr[g], ptr[g] + keep[g]):
+            f[k] = g
+            s[k] = S[x]
+            n[k] = N[x]
+            k += 1
+    return f, s, n

@@ -44,10 +44,11 @@ from coflowopt.params import Params
 from coflowopt.schedule import Schedule
 from coflowopt.schedulers.dag.bna import bna_items, bna_plan, merge_pieces
 from coflowopt.schedulers.dag.dma import (
+    _NO_W,
     _check_beta,
+    _merge_runs,
     _rank,
     _run_eff,
-    _split_runs,
     aggregate_slots,
     delay_and_merge,
     draw_delays,
@@ -217,88 +218,67 @@ def dma_srt_plan(instance: Instance, job: int, demand: np.ndarray, *, rng: np.ra
     for c in order.tolist():
         ready = max((start[u] + n_c[u] for u in children.get(c, [])), default=0)
         start[c] = min(t for t in cand[c] if t >= ready)
-    # 6. intervals: the items (flow, slots) of every coflow's piece, by interval
+    # 6. intervals: every coflow's pieces, shifted by its start (a multiple of l_I slots)
+    cs = [c for c, p in plans.items() if p.n_pieces]
+    if not cs:
+        return SlotPlan.empty()
+    flow = np.concatenate([plans[c].flow for c in cs])
+    shift = np.concatenate([np.full(plans[c].n_pieces, start[c] * lI, _I64) for c in cs])
+    gs = np.concatenate([plans[c].start for c in cs]) + shift
+    ge = np.concatenate([plans[c].end for c in cs]) + shift
+    del shift
     if lI == 1:
-        plan = _resolve_unit_intervals(
-            instance, np.concatenate([p.flow for p in plans.values()]),
-            np.concatenate([p.start + start[c] for c, p in plans.items()]),
-            np.concatenate([p.end + start[c] for c, p in plans.items()]), rule)
-        if kind == "fan-out":
-            T = plan.makespan
-            plan = SlotPlan(plan.flow, T - plan.end, plan.length)
-        return plan
-    fl, iv, amt = [], [], []
-    for c, p in plans.items():
-        if p.n_pieces == 0:
-            continue
-        a = p.start // lI
-        b = (p.end - 1) // lI
-        span = b - a + 1
-        rep = np.repeat(np.arange(p.n_pieces), span)
-        q = np.repeat(a - (np.cumsum(span) - span), span) + np.arange(int(span.sum()))
-        lo = np.maximum(p.start[rep], q * lI)
-        hi_ = np.minimum(p.end[rep], (q + 1) * lI)
-        fl.append(p.flow[rep])
-        iv.append(q + start[c])
-        amt.append(hi_ - lo)
-    plan = _resolve_intervals(instance, np.concatenate(fl), np.concatenate(iv),
-                              np.concatenate(amt), rule)
+        plan = _resolve_runs(instance, flow, gs, ge, _NO_W, rule)
+    else:
+        plan = _resolve_runs(instance, *_interval_segments(flow, gs, ge, lI), rule)
     if kind == "fan-out":
         T = plan.makespan
         plan = SlotPlan(plan.flow, T - plan.end, plan.length)
     return plan
 
 
-def _resolve_intervals(instance: Instance, flow: np.ndarray, interval: np.ndarray,
-                       amount: np.ndarray, rule: str) -> SlotPlan:
-    """Step 6: every interval's items (``flow`` needs ``amount`` slots) by BNA of their
-    matrix, the intervals one after another, empty ones skipped."""
-    # one item per (interval, flow)
-    key = interval * instance.n_flows + flow
-    uk, inv = np.unique(key, return_inverse=True)
-    amount = np.bincount(inv, weights=amount).astype(_I64)
-    interval, flow = uk // instance.n_flows, uk % instance.n_flows
-    cut = np.flatnonzero(np.r_[True, interval[1:] != interval[:-1], True])
-    src, dst = instance.flow_src[flow].astype(_I64), instance.flow_dst[flow].astype(_I64)
-    # an interval whose items share no port: each item as is, eff = its largest amount
-    m = instance.ports
-    n_iv = cut.size - 1
-    gid = np.repeat(np.arange(n_iv), np.diff(cut))
-    shared = np.zeros(n_iv, bool)
-    for port in (src, dst + m):
-        k2 = gid * (2 * m) + port
-        srt = np.sort(k2)
-        dup = srt[1:][srt[1:] == srt[:-1]]
-        shared[np.unique(dup // (2 * m))] = True
-    out_f, out_s, out_n = [], [], []
-    at = 0
-    for g in range(n_iv):
-        a, b = int(cut[g]), int(cut[g + 1])
-        if not shared[g]:
-            out_f.append(flow[a:b])
-            out_s.append(np.full(b - a, at, dtype=_I64))
-            out_n.append(amount[a:b])
-            at += int(amount[a:b].max())
-            continue
-        item, s, ln, eff = bna_items(src[a:b], dst[a:b], amount[a:b], rule=rule)
-        out_f.append(flow[a:b][item])
-        out_s.append(at + s)
-        out_n.append(ln)
-        at += eff
-    if not out_f:
-        return SlotPlan.empty()
-    f, s, ln = merge_pieces(np.concatenate(out_f), np.concatenate(out_s),
-                            np.concatenate(out_n))
-    return SlotPlan(f, s, ln)
+def _interval_segments(flow: np.ndarray, gs: np.ndarray, ge: np.ndarray, lI: int
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The items of step 6 in run-length form: piece ``[gs, ge)`` of ``flow`` (slots) fills
+    intervals ``fa..fb-1`` (``fa = ceil(gs / l_I)``, ``fb = floor(ge / l_I)``) with ``l_I``
+    slots each, and leaves a partial share in the interval holding its start or end (one
+    share when both lie inside one interval).  Returns segments ``(flow, first interval, end
+    interval, slots per interval)``; the partial shares of one flow in one interval (a piece
+    ending and the next starting inside it) are added into one item, as the matrix
+    ``D_k`` adds them."""
+    fa = -(-gs // lI)
+    fb = ge // lI
+    full = fa < fb
+    head = (fa <= fb) & (gs < fa * lI)
+    tail = (fa <= fb) & (ge > fb * lI)
+    inner = fa > fb
+    pf = np.concatenate([flow[head], flow[tail], flow[inner]])
+    pk = np.concatenate([fa[head] - 1, fb[tail], fb[inner]])
+    pa = np.concatenate([fa[head] * lI - gs[head], ge[tail] - fb[tail] * lI,
+                         ge[inner] - gs[inner]])
+    if pf.size > 1:
+        o = np.lexsort((pf, pk))
+        pf, pk, pa = pf[o], pk[o], pa[o]
+        first = np.r_[True, (pf[1:] != pf[:-1]) | (pk[1:] != pk[:-1])]
+        if not first.all():
+            at = np.flatnonzero(first)
+            pf, pk, pa = pf[at], pk[at], np.add.reduceat(pa, at)
+    return (np.concatenate([flow[full], pf]), np.concatenate([fa[full], pk]),
+            np.concatenate([fb[full], pk + 1]),
+            np.concatenate([np.full(int(full.sum()), lI, _I64), pa]))
 
 
-def _resolve_unit_intervals(instance: Instance, flow: np.ndarray, start: np.ndarray,
-                            end: np.ndarray, rule: str) -> SlotPlan:
-    """Step 6 for ``l_I = 1`` without one item per slot: piece ``i`` of ``flow[i]`` covers
-    intervals ``start[i]..end[i]-1``.  Over a run of ``L`` intervals of constant membership
-    every interval holds the same items (one slot each, by flow), so its ``BNA(D_k)`` is
-    computed once and repeated ``L`` times: the same pieces as interval by interval (merged
-    where they touch), without a Python step per interval."""
+def _resolve_runs(instance: Instance, flow: np.ndarray, start: np.ndarray, end: np.ndarray,
+                  amount: np.ndarray, rule: str) -> SlotPlan:
+    """Step 6 without a Python step per interval: item ``i`` of ``flow[i]`` needs
+    ``amount[i]`` slots (1 if ``amount`` is empty) in each of the intervals
+    ``start[i]..end[i]-1`` (the items of one flow never share an interval).  Over a run of
+    ``L`` intervals of constant membership every interval holds the same items (by flow), so
+    its ``BNA(D_k)`` is computed once and repeated ``L`` times; an interval whose items share
+    no port keeps them as they are (``eff`` = the largest amount); empty intervals take no
+    slot.  The same pieces as interval by interval (merged where they touch).  (A run longer
+    than one interval holds only items of equal amount, ``l_I``: see
+    :func:`_interval_segments`, so its unshared items are one piece each.)"""
     if flow.size == 0:
         return SlotPlan.empty()
     bounds = np.unique(np.concatenate([start, end]))
@@ -306,18 +286,22 @@ def _resolve_unit_intervals(instance: Instance, flow: np.ndarray, start: np.ndar
     rlen = np.diff(bounds)
     m = instance.ports
     ps, pd = instance.flow_src[flow].astype(_I64), instance.flow_dst[flow].astype(_I64)
-    # an interval's eff: 1 when no port is shared (each item is one slot), else BNA's eff of
-    # its 0/1-per-item matrix = the largest number of items on one port
-    eff = _run_eff(ra, rb, np.concatenate([ps, pd + m]), 2 * m, rlen.size)
+    port = np.concatenate([ps, pd + m])
+    # items per port decide the collision; an interval's eff is BNA's: the largest port load
+    # (the largest amount where no port is shared)
+    cnt = _run_eff(ra, rb, port, 2 * m, rlen.size, _NO_W)
+    eff = cnt if amount.size == 0 else _run_eff(ra, rb, port, 2 * m, rlen.size, amount)
+    del port
     begin = np.cumsum(rlen * eff) - rlen * eff
     prio = np.argsort(flow, kind="stable")            # items of an interval by flow
-    nc_p, nc_s, nc_n, cptr, cmem = _split_runs(ra, rb, eff, begin, rlen, prio)
-    out_f, out_s, out_n = [flow[nc_p]], [nc_s], [nc_n]
-    runs = np.flatnonzero(eff > 1)
+    free, (cptr, cmem) = _merge_runs(ra, rb, cnt > 1, begin, rlen, prio, flow, amount, _NO_W)
+    out_f, out_s, out_n = [free[0]], [free[1]], [free[2]]
+    runs = np.flatnonzero(cnt > 1)
     for g, (a, b) in enumerate(zip(cptr[:-1].tolist(), cptr[1:].tolist(), strict=True)):
         idx = cmem[a:b]
         r = int(runs[g])
-        item, s, ln, e = bna_items(ps[idx], pd[idx], np.ones(b - a, _I64), rule=rule)
+        amt = np.ones(b - a, _I64) if amount.size == 0 else amount[idx]
+        item, s, ln, e = bna_items(ps[idx], pd[idx], amt, rule=rule)
         L = int(rlen[r])
         rep = begin[r] + e * np.arange(L, dtype=_I64)
         out_f.append(np.tile(flow[idx[item]], L))
