@@ -16,6 +16,7 @@
    largest sizes that solved.
 
     python benchmarks/bench_dag.py [--cases ggen fb2010] [--schedulers gdm gdm-bf ...]
+                                   [--l-i sqrt]   (l_I of gdm-rt, gdm-rt-bf, dma-rt, dma-srt)
     python benchmarks/bench_dag.py --lp [--lp-sizes 25 50 100 200] [--lp-limit 600]
 """
 
@@ -73,13 +74,25 @@ def run_one(case: str, scheduler: str, a: argparse.Namespace) -> dict[str, Any]:
         params["time_limit"] = a.lp_limit
     if a.rule and scheduler != "om-lp":
         params["rule"] = a.rule
-    res = coflowopt.run(inst, scheduler, seed=a.seed, params=params)
+    run_params: Any = params
+    if a.l_i is not None and scheduler in ROOTED:
+        l_i: int | str = int(a.l_i) if a.l_i.isdigit() else a.l_i
+        if scheduler.startswith("gdm") and isinstance(l_i, str):
+            # GDMRTParams types l_I as an int; its plan passes the value on to DMA-SRT, which
+            # takes "sqrt": set on a checked object (the run service takes it as is)
+            from coflowopt.schedulers.dag.gdm import GDMRTParams
+
+            run_params = GDMRTParams(**params)
+            object.__setattr__(run_params, "l_I", l_i)
+        else:
+            params["l_I"] = l_i
+    res = coflowopt.run(inst, scheduler, seed=a.seed, params=run_params)
     t2 = time.perf_counter()
     row = {"case": case, "scheduler": scheduler, "jobs": inst.n_jobs, "coflows": inst.n_coflows,
            "flows": inst.n_flows, "ports": inst.ports, "load_s": t1 - t0, "algo_s": t2 - t1,
            "weighted_jct": weighted_jct(res.valid),
            "makespan_slots": res.valid.meta.get("makespan_slots"),
-           "streamed": res.streamed}
+           "streamed": res.streamed, "l_I": a.l_i if scheduler in ROOTED else None}
     print("ROW " + json.dumps(row), flush=True)
     return row
 
@@ -105,7 +118,8 @@ def bench_schedulers(a: argparse.Namespace) -> list[dict[str, Any]]:
             cmd = ["/usr/bin/time", "-v", sys.executable, os.path.abspath(__file__), "--one",
                    case, sched, "--jobs", str(a.jobs), "--coflows", str(a.coflows), "--ports",
                    str(a.ports), "--mix", a.mix, "--seed", str(a.seed), "--trace", a.trace,
-                   "--lp-limit", str(a.lp_limit)] + (["--rule", a.rule] if a.rule else [])
+                   "--lp-limit", str(a.lp_limit)] + (["--rule", a.rule] if a.rule else []) \
+                + (["--l-i", a.l_i] if a.l_i else [])
             try:
                 p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
                 out, err, rc = p.stdout, p.stderr, p.returncode
@@ -179,6 +193,9 @@ def main() -> None:
     ap.add_argument("--mix", choices=("narrow", "default"), default="narrow")
     ap.add_argument("--rule", choices=("auto", "hk", "maxweight"), default=None,
                     help="BNA rule of the G-DM family (default: the scheduler's)")
+    ap.add_argument("--l-i", default=None,
+                    help="DMA-SRT's interval length l_I of the rooted schedulers (an integer "
+                         "or 'sqrt'; default: the scheduler's, 1)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--trace", default=FB2010)
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per command")

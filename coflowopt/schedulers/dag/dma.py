@@ -176,6 +176,7 @@ def delay_and_merge(instance: Instance, plans: Sequence[SlotPlan], delays: np.nd
     flow = np.concatenate([p.flow for p in plans])
     st = np.concatenate([p.start for p in plans]) + delays[owner]
     en = st + np.concatenate([p.length for p in plans])
+    del plans   # freed here when the caller handed the list over (dma_plan does)
     bounds = np.unique(np.concatenate([st, en]))
     n_runs = bounds.size - 1
     it = _fit(max(n_runs + 1, flow.size))
@@ -218,7 +219,7 @@ def delay_and_merge(instance: Instance, plans: Sequence[SlotPlan], delays: np.nd
                                            rule=rule)
                 blocks.append((flow[idx[item]].astype(like.dtype),
                                (bg[g] + s).astype(like.dtype), ln.astype(like.dtype)))
-    del cmem, ps, pd, flow
+    del cmem, ps, pd, flow, eff, begin, rlen
     return assemble_pieces(blocks, instance.n_flows)
 
 
@@ -243,7 +244,13 @@ def assemble_pieces(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n_f
         del f, s, n
     del fill
     keep = _sort_join(ptr, S, N)
-    return SlotPlan(*_widen(ptr, keep, S, N))
+    # widened one column at a time, each source freed once copied
+    f = _flow_col(ptr, keep)
+    s = _widen(ptr, keep, S)
+    del S
+    n = _widen(ptr, keep, N)
+    del N
+    return SlotPlan(f, s, n)
 
 
 def dma_plan(instance: Instance, jobs: np.ndarray, demand: np.ndarray, *,
@@ -256,10 +263,12 @@ def dma_plan(instance: Instance, jobs: np.ndarray, demand: np.ndarray, *,
     jobs = np.asarray(jobs, dtype=_I64).reshape(-1)
     _check_beta(beta)
     by_job = _coflows_by_job(instance, job_topological_order(instance))
-    plans = [isolated_plan(instance, by_job[j], demand, rule=rule) for j in jobs.tolist()]
-    if delays is None:
+    if delays is None:     # the isolated plans draw nothing: the same delays as after them
         delays = draw_delays(rng, jobs, aggregate_slots(instance, jobs, demand), beta)
-    return delay_and_merge(instance, plans, delays, _rank(jobs, order), rule=rule)
+    # the list is handed over: delay_and_merge frees the isolated plans once merged
+    return delay_and_merge(
+        instance, [isolated_plan(instance, by_job[j], demand, rule=rule) for j in jobs.tolist()],
+        delays, _rank(jobs, order), rule=rule)
 
 
 def _rank(jobs: np.ndarray, order: np.ndarray | None) -> np.ndarray:
@@ -489,19 +498,30 @@ def _sort_join(ptr, S, N):
 
 
 @njit(cache=True)
-def _widen(ptr, keep, S, N):
-    """The kept pieces as int64 columns (flow, start, length) in (flow, start) order."""
+def _flow_col(ptr, keep):
+    """The flow of every kept piece, int64, in (flow, start) order."""
     tot = 0
     for g in range(keep.size):
         tot += keep[g]
     f = np.empty(tot, np.int64)
-    s = np.empty(tot, np.int64)
-    n = np.empty(tot, np.int64)
+    k = 0
+    for g in range(keep.size):
+        for _ in range(keep[g]):
+            f[k] = g
+            k += 1
+    return f
+
+
+@njit(cache=True)
+def _widen(ptr, keep, X):
+    """The first ``keep[g]`` entries of every flow's range ``ptr[g]:`` of ``X``, int64."""
+    tot = 0
+    for g in range(keep.size):
+        tot += keep[g]
+    out = np.empty(tot, np.int64)
     k = 0
     for g in range(keep.size):
         for x in range(ptr[g], ptr[g] + keep[g]):
-            f[k] = g
-            s[k] = S[x]
-            n[k] = N[x]
+            out[k] = X[x]
             k += 1
-    return f, s, n
+    return out

@@ -327,8 +327,9 @@ def dma_rt_plan(instance: Instance, jobs: np.ndarray, demand: np.ndarray, *,
         plans[j] = dma_srt_plan(instance, j, demand, rng=rng, beta=beta, l_I=l_I, rule=rule)
     if delays is None:
         delays = draw_delays(rng, jobs, aggregate_slots(instance, jobs, demand), beta)
-    return delay_and_merge(instance, [plans[j] for j in jobs.tolist()], delays,
-                           _rank(jobs, order), rule=rule)
+    box = [[plans[j] for j in jobs.tolist()]]
+    del plans   # handed over: delay_and_merge frees the per-job plans once merged
+    return delay_and_merge(instance, box.pop(), delays, _rank(jobs, order), rule=rule)
 
 
 # -- the schedulers ---------------------------------------------------------------------------
