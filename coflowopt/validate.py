@@ -19,7 +19,9 @@ earliest interval, then the lowest port or flow).  Tolerances are explicit and r
 
 A schedule too large to store is checked as a stream of rate changes, with the same checks and
 messages: :class:`StreamValidator` (fed by the compiled simulators through :func:`stream_push`
-and :func:`stream_consume`) and :func:`validate_changes` (the same from arrays).
+and :func:`stream_consume`) and :func:`validate_changes` (the same from arrays).  Where many
+flows always share one rate (per-flow fair sharing: the flows of a port pair), a simulator may
+send one change per *rate group* instead of one per flow (:meth:`StreamValidator.grouped`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from coflowopt.schedule import Schedule
 
 __all__ = [
     "InfeasibleSchedule",
+    "StreamGroups",
     "StreamState",
     "StreamValidator",
     "Tolerance",
@@ -42,6 +45,9 @@ __all__ = [
     "Violation",
     "check",
     "check_all",
+    "group_consume",
+    "group_push",
+    "member_push",
     "readonly",
     "schedule_changes",
     "stream_consume",
@@ -437,6 +443,10 @@ class _Analysis:
 # O(flows + ports) memory; checks 4-7 then run on those times exactly as for a stored schedule.
 
 _HIT_CAP, _HIT_NEG, _HIT_BAD = 0, 1, 2
+# a malformed membership change of the grouped protocol, by the code its hit records
+_MEMBER_BAD = {1: "joins a rate group on other ports than its own",
+               2: "joins a rate group while in one", 3: "leaves without being in a rate group",
+               4: "flow or rate group out of range", 5: "out of time order"}
 # counters: current breakpoint, dirty ports, the three hit counts, changes consumed
 _CTR_K, _CTR_DIRTY, _CTR_HITS, _CTR_CHANGES = 0, 1, 2, 5
 
@@ -573,6 +583,190 @@ def _stream_finish(state, buf_i, buf_d, n, breakpoints):
                       state.counters, state.hit_index, state.hit_value, state.tolerance)
 
 
+# -- rate groups: one change for every flow of a group ---------------------------------------
+#
+# A group has two ports and one rate; a flow that is a member runs at its group's rate.  The
+# group keeps its cumulative service per member ``A(t)`` (the integral of its rate), so a
+# member's served volume is ``A(leave) - A(join)``: the validator's work per rate change is per
+# group, not per member, while capacity (load = members x rate per port), volumes, first
+# service and completion are checked per flow as in the per-flow protocol.
+
+
+class StreamGroups(NamedTuple):
+    """The rate groups of a :class:`StreamValidator` (:meth:`StreamValidator.grouped`).
+
+    Per flow, state is indexed by the validator's rows (:attr:`StreamState.row`).
+    """
+
+    ports: np.ndarray    #: int32 ``[G, 2]``: ingress, ``m`` + egress of each group
+    state: np.ndarray    #: float64 ``[G, 4]``: rate, since (time), service per member ``A``
+    #: at since, members
+    pending: np.ndarray  #: int64 ``[G]``: first member row not yet served (-1: none)
+    member: np.ndarray   #: int64 ``[F, 2]`` per row: group (-1: none), next pending row
+    joined: np.ndarray   #: float64 ``[F]`` per row: the group's ``A`` when the flow joined
+
+
+@njit(cache=True, inline="always")
+def group_push(buf_i, buf_d, n, group, k, rate):
+    """Buffer a group's rate change: every member of ``group`` runs at ``rate`` from
+    breakpoint ``k`` on (grouped protocol; returns the new count, as :func:`stream_push`)."""
+    buf_i[0, n] = -1 - group
+    buf_i[1, n] = k
+    buf_d[n] = rate
+    return n + 1
+
+
+@njit(cache=True, inline="always")
+def member_push(buf_i, buf_d, n, flow, k, group):
+    """Buffer a membership change: ``flow`` joins ``group`` at breakpoint ``k`` (runs at the
+    group's rate from then on), or leaves its group when ``group`` is -1 (rate 0 from then on)."""
+    buf_i[0, n] = flow
+    buf_i[1, n] = k
+    buf_i[2, n] = group
+    buf_d[n] = 0.0
+    return n + 1
+
+
+@njit(cache=True, inline="always")
+def _mark(load, dirty, dmark, ctr, u, delta):
+    load[u] += delta
+    if not dmark[u]:
+        dmark[u] = True
+        dirty[ctr[_CTR_DIRTY]] = u
+        ctr[_CTR_DIRTY] += 1
+
+
+@njit(cache=True)
+def group_consume(state, groups, buf_i, buf_d, n, breakpoints):
+    """Apply ``n`` buffered group and membership changes (:func:`group_push`,
+    :func:`member_push`) to ``state`` and ``groups``; returns 0.  The grouped form of
+    :func:`stream_consume` (same breakpoint rule; the two protocols are not mixed)."""
+    row = state.row
+    fl = state.flow
+    start = state.start
+    comp = state.completion
+    ports = state.ports
+    load = state.load
+    cap = state.capacity
+    dirty = state.dirty
+    dmark = state.dirty_mark
+    ctr = state.counters
+    hit_i = state.hit_index
+    hit_f = state.hit_value
+    tolv = state.tolerance
+    gp = groups.ports
+    gs = groups.state
+    pend = groups.pending
+    mem = groups.member
+    joined = groups.joined
+    F = row.size
+    G = gp.shape[0]
+    ctr[_CTR_CHANGES] += n
+    for j in range(n):
+        x = buf_i[0, j]
+        k = buf_i[1, j]
+        if k != ctr[_CTR_K]:
+            if k < ctr[_CTR_K]:  # out of time order
+                _stream_hit(ctr, hit_i, hit_f, _HIT_BAD, k, x, buf_d[j] if x < 0 else 5.0)
+                continue
+            _stream_close(load, cap, dirty, dmark, ctr, hit_i, hit_f, tolv)
+            ctr[_CTR_K] = k
+        t = breakpoints[k]
+        if x < 0:  # a group's rate change
+            g = -1 - x
+            new = buf_d[j]
+            if g >= G or not np.isfinite(new):
+                _stream_hit(ctr, hit_i, hit_f, _HIT_BAD, k, x, new)
+                continue
+            if new < -tolv[2]:
+                _stream_hit(ctr, hit_i, hit_f, _HIT_NEG, k, x, new)
+            old = gs[g, 0]
+            gs[g, 2] += old * (t - gs[g, 1])
+            gs[g, 1] = t
+            gs[g, 0] = new
+            if gs[g, 3] > 0.0:
+                delta = gs[g, 3] * (new - old)
+                _mark(load, dirty, dmark, ctr, gp[g, 0], delta)
+                _mark(load, dirty, dmark, ctr, gp[g, 1], delta)
+                if new > 0.0:
+                    i = pend[g]
+                    while i >= 0:
+                        start[i] = t
+                        nxt = mem[i, 1]
+                        mem[i, 1] = -1
+                        i = nxt
+                    pend[g] = -1
+            continue
+        # membership; a malformed one is recorded with its reason (_MEMBER_BAD)
+        g = buf_i[2, j]
+        if x >= F or g >= G:
+            _stream_hit(ctr, hit_i, hit_f, _HIT_BAD, k, x, 4.0)
+            continue
+        i = row[x]
+        if g >= 0:  # joins g
+            if ports[i, 0] != gp[g, 0] or ports[i, 1] != gp[g, 1]:
+                _stream_hit(ctr, hit_i, hit_f, _HIT_BAD, k, x, 1.0)
+                continue
+            if mem[i, 0] >= 0:
+                _stream_hit(ctr, hit_i, hit_f, _HIT_BAD, k, x, 2.0)
+                continue
+            r = gs[g, 0]
+            mem[i, 0] = g
+            joined[i] = gs[g, 2] + r * (t - gs[g, 1])
+            gs[g, 3] += 1.0
+            _mark(load, dirty, dmark, ctr, gp[g, 0], r)
+            _mark(load, dirty, dmark, ctr, gp[g, 1], r)
+            if start[i] == np.inf:
+                if r > 0.0:
+                    start[i] = t
+                else:
+                    mem[i, 1] = pend[g]
+                    pend[g] = i
+            continue
+        g = mem[i, 0]  # leaves its group
+        if g < 0:
+            _stream_hit(ctr, hit_i, hit_f, _HIT_BAD, k, x, 3.0)
+            continue
+        r = gs[g, 0]
+        a_now = gs[g, 2] + r * (t - gs[g, 1])
+        before = fl[i, 2]
+        vol = fl[i, 3]
+        amount = a_now - joined[i]
+        if comp[i] == np.inf and before + amount >= vol - (vol * tolv[1] + tolv[2]):
+            # reached in the group's open segment (from gs[g, 1]; seg, the member's service
+            # from its join to then, is negative when it joined later) or, served beyond it
+            # (the volume check reports that unless within tolerance), at the segment's start
+            seg = gs[g, 2] - joined[i]
+            need = max(vol - before - seg, 0.0)
+            comp[i] = min(gs[g, 1] + need / r, t) if r > 0.0 else min(gs[g, 1], t)
+        fl[i, 2] = before + amount
+        mem[i, 0] = -1
+        gs[g, 3] -= 1.0
+        _mark(load, dirty, dmark, ctr, gp[g, 0], -r)
+        _mark(load, dirty, dmark, ctr, gp[g, 1], -r)
+        if start[i] == np.inf:  # never served: out of the pending list
+            prev = -1
+            q = pend[g]
+            while q >= 0 and q != i:
+                prev = q
+                q = mem[q, 1]
+            if q == i:
+                if prev < 0:
+                    pend[g] = mem[i, 1]
+                else:
+                    mem[prev, 1] = mem[i, 1]
+                mem[i, 1] = -1
+    return 0
+
+
+@njit(cache=True)
+def _group_finish(state, groups, buf_i, buf_d, n, breakpoints):
+    group_consume(state, groups, buf_i, buf_d, n, breakpoints)
+    if state.counters[_CTR_K] < breakpoints.size - 1:
+        _stream_close(state.load, state.capacity, state.dirty, state.dirty_mark,
+                      state.counters, state.hit_index, state.hit_value, state.tolerance)
+
+
 class StreamValidator:
     """The validator fed with a schedule's rate changes as a simulator makes them.
 
@@ -655,6 +849,26 @@ class StreamValidator:
         self.buffer = (np.empty((3, size), np.int32), np.empty(size))
         self.tol, self.limit = tol, limit
         self.breakpoints = np.zeros(1)
+        self.groups: StreamGroups | None = None
+
+    def grouped(self, src: np.ndarray, dst: np.ndarray) -> StreamGroups:
+        """Switch to the grouped protocol with groups ``0 .. G-1`` on ports ``(src[g],
+        dst[g])``: the kernel then sends :func:`member_push` (a flow joins or leaves a group)
+        and :func:`group_push` (a group's rate changes) and hands full buffers to
+        :func:`group_consume` with the returned :class:`StreamGroups`; every flow must have left
+        its group by the end.  A flow may join only a group on its own two ports.  Completion
+        times are found from the group's cumulative service, so they may differ from the
+        per-flow protocol's in the last bits."""
+        F, m = self.state.row.size, self.state.capacity.size // 2
+        G = np.asarray(src).size
+        gp = np.empty((G, 2), np.int32)
+        gp[:, 0] = src
+        gp[:, 1] = np.asarray(dst) + m
+        member = np.full((F, 2), -1, np.int64)
+        self.groups = StreamGroups(ports=gp, state=np.zeros((G, 4)),
+                                   pending=np.full(G, -1, np.int64), member=member,
+                                   joined=np.zeros(F))
+        return self.groups
 
     @property
     def changes(self) -> int:
@@ -670,7 +884,11 @@ class StreamValidator:
         """The simulator is done: apply the last ``n`` buffered changes (of ``buffer``, by
         default :attr:`buffer`); ``breakpoints`` are the schedule's final breakpoints."""
         self.breakpoints = np.asarray(breakpoints, dtype=np.float64)
-        _stream_finish(self.state, *(buffer or self.buffer), n, self.breakpoints)
+        if self.groups is not None:
+            _group_finish(self.state, self.groups, *(buffer or self.buffer), n,
+                          self.breakpoints)
+        else:
+            _stream_finish(self.state, *(buffer or self.buffer), n, self.breakpoints)
 
     def result(self, meta: dict | None = None, *, instance: Instance | None = None
                ) -> ValidSchedule:
@@ -698,7 +916,17 @@ class StreamValidator:
         an.bps = self.breakpoints
         bad = ctr[_CTR_HITS + _HIT_BAD]
         if bad or np.any(np.diff(an.bps) < 0):
-            if bad:
+            if bad and self.groups is not None:
+                k, f = (int(x) for x in hit_i[_HIT_BAD, 0])
+                val = float(hit_f[_HIT_BAD, 0])
+                if f < 0:
+                    msg = (f"rate change {val} of rate group {-1 - f} at breakpoint {k} (group "
+                           "out of range, rate not finite, or out of time order)")
+                else:
+                    msg = (f"flow position {f} at breakpoint {k}: "
+                           f"{_MEMBER_BAD.get(int(val), 'malformed membership')}")
+                an._add(Violation("malformed", msg, interval=k, flow=f if f >= 0 else None))
+            elif bad:
                 k, f = (int(x) for x in hit_i[_HIT_BAD, 0])
                 an._add(Violation("malformed", f"rate change {hit_f[_HIT_BAD, 0]} of flow "
                                   f"position {f} at breakpoint {k} (flow out of range, rate "
@@ -713,8 +941,26 @@ class StreamValidator:
             an._add(Violation("malformed", f"flow position {f} still has rate {rate[f]} at "
                               "the last breakpoint", flow=f))
             return True
+        gr = self.groups
+        if gr is not None and np.any(gr.member[row, 0] >= 0):
+            f = int(np.flatnonzero(gr.member[row, 0] >= 0)[0])
+            an._add(Violation("malformed", f"flow position {f} is still in rate group "
+                              f"{int(gr.member[row[f], 0])} at the last breakpoint", flow=f))
+            return True
         for j in range(int(ctr[_CTR_HITS + _HIT_NEG])):
             k, f = (int(x) for x in hit_i[_HIT_NEG, j])
+            if f < 0:  # a rate group's change (grouped protocol)
+                assert gr is not None
+                g = -1 - f
+                m = an.inst.ports
+                u, w = (int(x) for x in gr.ports[g])
+                if an._add(Violation(
+                        "negative_rate", f"rate group {g} (ports in {u}, out {w - m}) has "
+                        f"rate {hit_f[_HIT_NEG, j]:.6g} < 0 in interval {k} "
+                        f"(t={an.bps[k]:.6g})", interval=k, time=float(an.bps[k]),
+                        port=_port_name(0, u), amount=-float(hit_f[_HIT_NEG, j]))):
+                    return False
+                continue
             if an._negative_at(k, f, float(hit_f[_HIT_NEG, j])):
                 return False
         m = an.inst.ports

@@ -22,8 +22,12 @@ from coflowopt import (
 )
 from coflowopt.schedulers import sequential
 from coflowopt.validate import (
+    StreamGroups,
     StreamState,
     StreamValidator,
+    group_consume,
+    group_push,
+    member_push,
     readonly,
     stream_consume,
     stream_push,
@@ -357,6 +361,88 @@ def test_stream_validator_names_a_violation() -> None:
     with pytest.raises(InfeasibleSchedule) as e:
         sv.result()
     assert (e.value.violation.kind, e.value.violation.port) == ("capacity", "in 0")
+
+
+# -- the grouped protocol: one change per rate group -------------------------------------------
+
+# a = 0->0 (1), b = 0->0 (2), c = 1->1 (1, released at 1); groups: 0 = pair (0, 0), 1 = (1, 1)
+PAIRS = build_instance(2, coflows=[CoflowSpec([(0, 0, 1.0), (0, 0, 2.0)], id="A"),
+                                   CoflowSpec([(1, 1, 1.0)], id="C", release=1.0)])
+
+
+def _grouped(inst: Instance, bps: list[float], changes: list[tuple], size: int = 3
+             ) -> StreamValidator:
+    """Feed ``changes`` (("rate", group, k, rate) | ("join", flow, k, group) | ("leave",
+    flow, k)) through the public hooks, with a small buffer so that several consumes run."""
+    sv = StreamValidator(inst, size=size)
+    groups = sv.grouped(np.array([0, 1]), np.array([0, 1]))
+    assert isinstance(groups, StreamGroups)
+    buf_i, buf_d = sv.buffer
+    t = np.array(bps)
+    n = 0
+    for ch in changes:
+        if ch[0] == "rate":
+            n = group_push(buf_i, buf_d, n, ch[1], ch[2], ch[3])
+        else:
+            n = member_push(buf_i, buf_d, n, ch[1], ch[2], ch[3] if ch[0] == "join" else -1)
+        if n == buf_d.size:
+            n = group_consume(sv.state, groups, buf_i, buf_d, n, t)
+    sv.finish(t, n)
+    return sv
+
+
+def test_grouped_hand_worked() -> None:
+    # a and b share group 0 at 1/2 each (ingress 0 full) until a has its 1 at t=2; b (1 left)
+    # then alone at 1 until 3.  c joins group 1 at its release 1, rate 1, done at 2
+    changes = [("join", 0, 0, 0), ("join", 1, 0, 0), ("rate", 0, 0, 0.5),
+               ("join", 2, 1, 1), ("rate", 1, 1, 1.0),
+               ("leave", 0, 2), ("leave", 2, 2), ("rate", 1, 2, 0.0), ("rate", 0, 2, 1.0),
+               ("leave", 1, 3), ("rate", 0, 3, 0.0)]
+    res = _grouped(PAIRS, [0.0, 1.0, 2.0, 3.0], changes).result()
+    assert res.flow_start.tolist() == [0.0, 0.0, 1.0]
+    assert res.flow_completion.tolist() == [2.0, 3.0, 2.0]
+    assert res.coflow_completion.tolist() == [3.0, 2.0]
+    # the same schedule stored, through the stored validator
+    stored = validate(PAIRS, Schedule.from_intervals([0, 1, 2, 3], [
+        {0: 0.5, 1: 0.5}, {0: 0.5, 1: 0.5, 2: 1.0}, {1: 1.0}]))
+    assert stored.flow_completion.tolist() == res.flow_completion.tolist()
+
+
+def _grouped_violation(changes: list[tuple], bps: list[float] | None = None):
+    sv = _grouped(PAIRS, bps or [0.0, 1.0, 2.0, 3.0], changes)
+    with pytest.raises(InfeasibleSchedule) as e:
+        sv.result()
+    return e.value.violation
+
+
+def test_grouped_capacity_counts_members() -> None:
+    # two members at 0.6 each load ingress 0 with 1.2 > 1
+    v = _grouped_violation([("join", 0, 0, 0), ("join", 1, 0, 0), ("rate", 0, 0, 0.6),
+                            ("rate", 0, 1, 0.0), ("leave", 0, 1), ("leave", 1, 1)])
+    assert (v.kind, v.interval, v.port) == ("capacity", 0, "in 0")
+    assert v.amount == pytest.approx(0.2)
+
+
+def test_grouped_volume_short_and_negative_rate() -> None:
+    # a leaves having been served 0.5 of its 1
+    v = _grouped_violation([("join", 0, 0, 0), ("rate", 0, 0, 0.5), ("leave", 0, 1),
+                            ("rate", 0, 1, 0.0), ("join", 1, 1, 0), ("rate", 0, 1, 1.0),
+                            ("leave", 1, 3), ("rate", 0, 3, 0.0)])
+    assert (v.kind, v.flow) == ("volume", 0)
+    v = _grouped_violation([("join", 0, 0, 0), ("rate", 0, 0, -1.0), ("leave", 0, 1)])
+    assert v.kind == "negative_rate" and "rate group 0" in v.message
+
+
+@pytest.mark.parametrize("changes,words", [
+    ([("join", 2, 0, 0)], "on other ports"),       # c is on pair (1, 1), not group 0's
+    ([("join", 0, 0, 0), ("join", 0, 0, 0)], "while in one"),
+    ([("leave", 0, 0)], "without being in a rate group"),
+    ([("join", 0, 1, 0), ("leave", 0, 0)], "out of time order"),
+    ([("join", 0, 0, 0), ("rate", 0, 0, 1.0)], "still in rate group 0"),
+])
+def test_grouped_malformed(changes: list[tuple], words: str) -> None:
+    v = _grouped_violation(changes)
+    assert v.kind == "malformed" and words in v.message
 
 
 def test_readonly_is_a_view() -> None:
