@@ -16,7 +16,8 @@ whose DAG is a fan-in tree (root ``R_j``, leaves ``S_0``):
    (0 for a leaf), ``t_c = min { t_{c,p} : p contains c, t_{c,p} >= ready(c) }`` (never empty);
 6. interval ``k`` holds ``D_k = sum_{t_c <= k < t_c + n_c} B_{c, k - t_c}`` and becomes
    ``BNA(D_k)`` (``eff(D_k)`` slots; real-first, flows of a pair by flow index); empty
-   intervals are skipped.
+   intervals are skipped.  Computed [P] once per run of intervals of constant membership
+   (equal ``D_k``) and repeated along the run: the same pieces as interval by interval.
 
 ``l_I`` [P]: an integer (default 1, the finest) or ``"sqrt"``: ``max(1, round(max(Delta_j,
 T_j) / sqrt(mu_j)))`` (the theory-motivated scale, spec 5.2 [R]).  A fan-out tree [P] (5.3):
@@ -227,14 +228,22 @@ def dma_srt_plan(instance: Instance, job: int, demand: np.ndarray, *, rng: np.ra
     gs = np.concatenate([plans[c].start for c in cs]) + shift
     ge = np.concatenate([plans[c].end for c in cs]) + shift
     del shift
-    if lI == 1:
-        plan = _resolve_runs(instance, flow, gs, ge, _NO_W, rule)
-    else:
-        plan = _resolve_runs(instance, *_interval_segments(flow, gs, ge, lI), rule)
+    plan = _resolve_intervals(instance, flow, gs, ge, lI, rule)
     if kind == "fan-out":
         T = plan.makespan
         plan = SlotPlan(plan.flow, T - plan.end, plan.length)
     return plan
+
+
+def _resolve_intervals(instance: Instance, flow: np.ndarray, gs: np.ndarray, ge: np.ndarray,
+                       lI: int, rule: str) -> SlotPlan:
+    """Step 6 on the pieces ``[gs, ge)`` of ``flow`` (slots; every coflow's BNA plan shifted
+    by its start, a multiple of ``l_I``): interval ``k`` (slots ``[k l_I, (k+1) l_I)``) holds
+    each piece's share of it, and the intervals become ``BNA(D_k)`` one after another, empty
+    ones skipped (:func:`_resolve_runs` over runs of constant membership)."""
+    if lI == 1:
+        return _resolve_runs(instance, flow, gs, ge, _NO_W, rule)
+    return _resolve_runs(instance, *_interval_segments(flow, gs, ge, lI), rule)
 
 
 def _interval_segments(flow: np.ndarray, gs: np.ndarray, ge: np.ndarray, lI: int

@@ -12,6 +12,8 @@ from scipy.optimize import LinearConstraint, milp
 import coflowopt
 from coflowopt.model import CoflowSpec, JobSpec, build_instance
 from coflowopt.schedulers import UnsupportedInstance
+from coflowopt.schedulers.dag import rooted as rooted_mod
+from coflowopt.schedulers.dag.bna import bna_items
 from coflowopt.schedulers.dag.rooted import (
     DMASRTParams,
     dma_srt_plan,
@@ -200,3 +202,67 @@ def test_refusals_name_the_job() -> None:
         coflowopt.run(late, "dma-rt")
     with pytest.raises(ValueError, match="1/e"):
         DMASRTParams(beta=0.2)
+
+
+def _reference_intervals(inst: coflowopt.Instance, flow: np.ndarray, gs: np.ndarray,
+                         ge: np.ndarray, lI: int, rule: str
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Step 6 of spec 5.2 interval by interval, in plain Python: interval ``k`` holds every
+    piece's share of slots ``[k l_I, (k+1) l_I)``, added per flow; its items by flow become
+    ``BNA(D_k)`` (as they are where no port is shared), one interval after another, empty
+    ones skipped; pieces then by (flow, start), touching ones joined."""
+    items: dict[int, dict[int, int]] = {}
+    for f, a, b in zip(flow.tolist(), gs.tolist(), ge.tolist(), strict=True):
+        for k in range(a // lI, (b - 1) // lI + 1):
+            share = min(b, (k + 1) * lI) - max(a, k * lI)
+            items.setdefault(k, {})[f] = items.get(k, {}).get(f, 0) + share
+    out, at = [], 0
+    for k in sorted(items):
+        fl = sorted(items[k])
+        amt = np.array([items[k][f] for f in fl])
+        src = np.array([inst.flow_src[f] for f in fl])
+        dst = np.array([inst.flow_dst[f] for f in fl])
+        if len(set(src.tolist())) == len(fl) and len(set(dst.tolist())) == len(fl):
+            out += [(f, at, int(a)) for f, a in zip(fl, amt, strict=True)]
+            at += int(amt.max())
+            continue
+        item, s, n, eff = bna_items(src, dst, amt, rule=rule)
+        out += [(fl[i], at + int(a), int(b)) for i, a, b in zip(item, s, n, strict=True)]
+        at += eff
+    out.sort()
+    joined: list[list[int]] = []
+    for f, s, n in out:
+        if joined and joined[-1][0] == f and joined[-1][1] + joined[-1][2] == s:
+            joined[-1][2] += n
+        else:
+            joined.append([f, s, n])
+    r = np.array(joined, dtype=np.int64).reshape(-1, 3)
+    return r[:, 0], r[:, 1], r[:, 2]
+
+
+@pytest.mark.parametrize("rule", ["hk", "maxweight"])
+def test_runs_match_interval_by_interval(rule: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Step 6 by runs of constant membership (one BNA per run, repeated) gives the pieces of
+    the interval-by-interval resolution, for l_I = 1, 2, 3, 7 and "sqrt", on fan-in trees with
+    long flows (runs of many intervals) and few ports (shared pairs)."""
+    seen: list[tuple] = []
+    orig = rooted_mod._resolve_intervals
+
+    def record(inst, flow, gs, ge, lI, rule_):  # type: ignore[no-untyped-def]
+        seen.append((flow.copy(), gs.copy(), ge.copy(), lI))
+        return orig(inst, flow, gs, ge, lI, rule_)
+
+    monkeypatch.setattr(rooted_mod, "_resolve_intervals", record)
+    long_flows = CoflowClassMix.single(1, 3, 2, 12)
+    for seed in range(3):
+        inst = dags.rooted_trees(2, ports=3, nodes=(2, 6), seed=seed, mix=long_flows)
+        d = slot_demand(inst)
+        for j in range(inst.n_jobs):
+            for l_I in (1, 2, 3, 7, "sqrt"):
+                seen.clear()
+                plan = dma_srt_plan(inst, j, d, rng=np.random.default_rng(seed), rule=rule,
+                                    l_I=l_I)
+                flow, gs, ge, lI = seen[0]
+                f, s, n = _reference_intervals(inst, flow, gs, ge, lI, rule)
+                assert np.array_equal(plan.flow, f) and np.array_equal(plan.start, s)
+                assert np.array_equal(plan.length, n)
