@@ -98,13 +98,18 @@ class GDMParams(Params):
 
 @dataclass(frozen=True)
 class GDMRTParams(GDMParams):
-    """:class:`GDMParams` plus ``l_I``: DMA-SRT's interval length in slots (``>= 1``)."""
+    """:class:`GDMParams` plus ``l_I``: DMA-SRT's interval length in slots (an integer
+    ``>= 1``, or ``"sqrt"`` [P]: per job, see
+    :func:`coflowopt.schedulers.dag.rooted.interval_length`)."""
 
-    l_I: int = 1
+    l_I: int | str = 1
 
     def check(self) -> None:
         super().check()
-        if self.l_I < 1:
+        if isinstance(self.l_I, str):
+            if self.l_I != "sqrt":
+                raise ValueError(f"l_I: expected an integer >= 1 or 'sqrt', got {self.l_I!r}")
+        elif self.l_I < 1:
             raise ValueError(f"l_I: must be an integer >= 1, got {self.l_I}")
 
 

@@ -190,6 +190,10 @@ def test_gdm_rt_same_seed():
     a = coflowopt.run(inst, "gdm-rt", seed=5, params={"l_I": 2}).valid.job_completion
     b = coflowopt.run(inst, "gdm-rt", seed=5, params={"l_I": 2}).valid.job_completion
     assert np.array_equal(a, b)
+    # "sqrt" through the run service, validated, the same on a second run
+    c = coflowopt.run(inst, "gdm-rt", seed=5, params={"l_I": "sqrt"}).valid.job_completion
+    d = coflowopt.run(inst, "gdm-rt", seed=5, params={"l_I": "sqrt"}).valid.job_completion
+    assert np.array_equal(c, d)
 
 
 def test_coflow_priority_is_sigma_then_topological():
@@ -209,3 +213,6 @@ def test_params_checked(bad, field):
 def test_rt_params_checked():
     with pytest.raises(ValueError, match="l_I"):
         GDMRTParams(l_I=0)
+    with pytest.raises(ValueError, match="l_I"):
+        GDMRTParams(l_I="log")
+    assert GDMRTParams(l_I="sqrt").l_I == "sqrt"
