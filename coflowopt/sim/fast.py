@@ -278,6 +278,20 @@ def next_breakpoint(bps, kk, t, tn):
     return bps, kk, t, 1e-14 * max(1.0, abs(t))
 
 
+def admission_inputs(instance: Instance) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                 np.ndarray, float]:
+    """What a compiled event loop needs to admit coflows: ``(n_pred, succ_ptr, succ, release,
+    t0)``, predecessor counts and the successor lists (int64), releases (float64) and the
+    start time ``min(0, min release)``."""
+    C = instance.n_coflows
+    ptr_p, _ = instance.predecessors_ptr
+    n_pred = np.diff(ptr_p).astype(np.int64)
+    succ_ptr, succ = (np.array(a, dtype=np.int64) for a in instance.successors_ptr)
+    rel = np.array(instance.release, dtype=np.float64)
+    t0 = min(0.0, float(rel.min())) if C else 0.0
+    return n_pred, succ_ptr, succ, rel, t0
+
+
 @njit(cache=True)
 def admission_heap(n_pred, release):
     """The admission heap ``(keys, coflows, size)`` with room for every coflow, holding those
@@ -1039,11 +1053,7 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
     """
     inst = instance
     C = inst.n_coflows
-    ptr_p, _ = inst.predecessors_ptr
-    n_pred = np.diff(ptr_p).astype(np.int64)
-    succ_ptr, succ = (np.array(a, dtype=np.int64) for a in inst.successors_ptr)
-    rel = np.asarray(inst.release, dtype=np.float64)
-    t0 = min(0.0, float(rel.min())) if C else 0.0
+    n_pred, succ_ptr, succ, rel, t0 = admission_inputs(inst)
     def arr(a: np.ndarray | None, default: np.ndarray | None,
             dtype: type = np.float64) -> np.ndarray:
         # writable, contiguous copies of the small arrays (numba compiles per writability)

@@ -34,6 +34,7 @@ from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.fast import (
     admission_heap,
+    admission_inputs,
     heap_pop,
     heap_push,
     indexed_delete,
@@ -415,11 +416,7 @@ def fast_fair(instance: Instance, *, check: Tolerance | None = None,
     :func:`coflowopt.sim.fast.fast_simulate` (progress in simulated time)."""
     inst = instance
     C, m = inst.n_coflows, inst.ports
-    ptr_p, _ = inst.predecessors_ptr
-    n_pred = np.diff(ptr_p).astype(np.int64)
-    succ_ptr, succ = (np.array(a, dtype=np.int64) for a in inst.successors_ptr)
-    rel = np.array(inst.release, dtype=np.float64)
-    t0 = min(0.0, float(rel.min())) if C else 0.0
+    n_pred, succ_ptr, succ, rel, t0 = admission_inputs(inst)
     # the (ingress, egress) pairs that occur, numbered densely: per-pair state scales with
     # them, not with m^2 (a 4x replicated trace has 4x the pairs of one copy, not 16x)
     keys, pair = np.unique(inst.flow_src.astype(np.int64) * m + inst.flow_dst,

@@ -50,6 +50,7 @@ from coflowopt.schedule import Schedule
 from coflowopt.sim import allocate
 from coflowopt.sim.drive import run_policy
 from coflowopt.sim.engine import SimView
+from coflowopt.sim.fast import admission_inputs
 from coflowopt.sim.kernel import (
     Progress,
     fluid_horizon,
@@ -155,11 +156,7 @@ def fast_static_progress(instance: Instance, work_conserving: bool = True, *,
 
     inst = instance
     C, m = inst.n_coflows, inst.ports
-    ptr_p, _ = inst.predecessors_ptr
-    n_pred = np.diff(ptr_p).astype(np.int64)
-    succ_ptr, succ = (np.array(a, dtype=np.int64) for a in inst.successors_ptr)
-    rel = np.array(inst.release, dtype=np.float64)
-    t0 = min(0.0, float(rel.min())) if C else 0.0
+    n_pred, succ_ptr, succ, rel, t0 = admission_inputs(inst)
     # the (ingress, egress) pairs that occur, numbered densely: the leftover's filling runs
     # on pairs (their flows get the same increment)
     key = inst.flow_src.astype(np.int64) * m + inst.flow_dst
