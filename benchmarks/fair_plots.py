@@ -116,11 +116,12 @@ def plot(folder: Path, tables: dict[str, list[dict[str, Any]]]) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    written = []
-    for wl, rows in tables.items():
-        fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 5))
+    def tradeoff(ax: Any, rows: list[dict[str, Any]], wl: str, zoom: float | None) -> None:
+        """The trade-off panel; ``zoom``: only points within that factor of Sincronia's
+        average CCT (fair sharing and Approximate sit far off and squash the rest)."""
+        keep = [r for r in rows if zoom is None or r["avg_cct_norm"] <= zoom]
         curves: dict[str, list[tuple[float, float, float]]] = {}
-        for r in rows:
+        for r in keep:
             f = _factor(r["scheduler"])
             if f is not None:
                 curves.setdefault(f[0], []).append((f[1], r["max_slowdown"], r["avg_cct_norm"]))
@@ -132,16 +133,23 @@ def plot(folder: Path, tables: dict[str, list[dict[str, Any]]]) -> list[Path]:
             pts.sort()
             xs, ys = [p[1] for p in pts], [p[2] for p in pts]
             ax.plot(xs, ys, "o-" if mode == "offline" else "s--", label=f"CoFair {mode}")
-            for s, x, y in pts:
-                ax.annotate("inf" if math.isinf(s) else f"{s:g}", (x, y),
+            for sv, x, y in pts:
+                ax.annotate("inf" if math.isinf(sv) else f"{sv:g}", (x, y),
                             textcoords="offset points", xytext=(3, -10), fontsize=7)
         ax.set_xscale("log")
         ax.set_xlabel("max slowdown (mean over seeds)")
         ax.set_ylabel("average CCT / Sincronia's")
-        ax.set_title(f"{wl}: trade-off (CoFair points: E / E_MPS)")
+        ax.set_title(f"{wl}: trade-off (CoFair: E / E_MPS)" if zoom is None
+                     else f"zoom: avg CCT <= {zoom:g} x Sincronia's")
         ax.grid(True, which="both", alpha=0.3)
         if curves:
             ax.legend(fontsize=8)
+
+    written = []
+    for wl, rows in tables.items():
+        fig, (ax, zx, bx) = plt.subplots(1, 3, figsize=(19, 5))
+        tradeoff(ax, rows, wl, None)
+        tradeoff(zx, rows, wl, 1.15)
         for r in rows:
             f = _factor(r["scheduler"])
             if f is not None and f[1] not in (1.0, math.inf):
