@@ -93,10 +93,11 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     S = np.zeros(P)
     ts = np.full(P, t0)
     opened = np.zeros(P, dtype=np.int64)
-    # per pair, one row for the per-event passes: water-filling stamp and level, rate, due
-    # time of its next completion (NaN: to recompute; it depends on S, ts, rate and tmin)
-    pk = np.zeros((P, 4))
-    pk[:, 3] = np.inf
+    # per pair, one row for the per-event pass: rate, due time of its next completion (NaN:
+    # to recompute; it depends on S, ts, rate and tmin); its ingress and egress (m + d)
+    pk = np.zeros((P, 2))
+    pk[:, 1] = np.inf
+    pport = np.zeros((P, 2), dtype=np.int64)
     hsize = np.zeros(P, dtype=np.int64)  # the pair's heap of targets: pstart[p] .. + hsize
     htarget = np.empty(F)
     hflow = np.empty(F, dtype=np.int64)
@@ -119,6 +120,8 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     # water filling
     R = np.empty(2 * m)
     K = np.zeros(2 * m)
+    plev = np.full(2 * m, np.inf)  # the level each port froze at in this filling
+    pord = np.zeros(2 * m, dtype=np.int64)  # and its place in the freezing order
     pkey = np.empty(2 * m)
     pheap = np.empty(2 * m, dtype=np.int64)
     pwhere = np.full(2 * m, -1, dtype=np.int64)
@@ -129,7 +132,6 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     left = np.zeros(C, dtype=np.int64)
     join = np.zeros(F, dtype=np.int64)  # breakpoint of the flow's admission
     done_at = np.full(F, -1, dtype=np.int64)  # breakpoint of its completion
-    wf = 0.0  # stamp of the water filling
     bps = np.empty(1024)
     bps[0] = t0
     kk = 0
@@ -158,10 +160,12 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                     continue
                 left[c] += 1
                 p = fpair[f]
-                S[p] += pk[p, 2] * (t - ts[p])
+                S[p] += pk[p, 0] * (t - ts[p])
                 ts[p] = t
                 u, w = np.int64(src[f]), m + np.int64(dst[f])
                 if cnt[p] == 0:
+                    pport[p, 0] = u
+                    pport[p, 1] = w
                     apos[p] = n_act
                     act[n_act] = p
                     n_act += 1
@@ -188,20 +192,24 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 hsize[p] = heap_push(htarget[pstart[p]:pstart[p + 1]],
                                   hflow[pstart[p]:pstart[p + 1]], hsize[p], S[p] + volume[f], f)
                 tmin[p] = htarget[pstart[p]]
-                pk[p, 3] = np.nan
+                pk[p, 1] = np.nan
             if left[c] == 0:
                 n_done += 1
                 na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
         if n_done == C:
             break
         # 2. max-min fair rates by water filling over the ports
+        # a pair's level is that of the first of its two ports to freeze (a port freezes all
+        # its pairs not yet frozen): each port's level and freeze number, no pass over pairs
         nh = 0
-        wf += 1.0
         for j in range(n_busy):
             u = busy[j]
             R[u] = cap[u]
             K[u] = kport[u]
+            plev[u] = np.inf
+            pord[u] = 2 * m
             nh = indexed_set(pkey, pheap, pwhere, nh, u, R[u] / K[u])
+        n_frozen = 0
         while nh > 0:
             # keys are lower bounds (a port's share only rises as pairs freeze elsewhere), so
             # the top is re-keyed until its key is exact: the same ports, in the same order, at
@@ -215,14 +223,12 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 nh = indexed_set(pkey, pheap, pwhere, nh, u, lev)
                 continue
             nh = indexed_delete(pkey, pheap, pwhere, nh, u)
+            plev[u] = lev
+            pord[u] = n_frozen
+            n_frozen += 1
             for j in range(deg[u]):
-                p = adj[u, j]
-                if pk[p, 0] == wf:
-                    continue
-                pk[p, 0] = wf
-                pk[p, 1] = lev
                 w = adjw[u, j]
-                if pwhere[w] >= 0:
+                if pwhere[w] >= 0:  # else w froze first, and the pair with it
                     K[w] -= adjc[u, j]
                     R[w] -= lev * adjc[u, j]
         # 3. pairs whose rate changed close their segment; every active pair's next completion
@@ -236,11 +242,12 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
         sweep = 3 * n_act >= P
         for j in range(P if sweep else n_act):
             p = j if sweep else act[j]
-            if pk[p, 0] != wf:  # not active: every active pair was frozen above
+            if cnt[p] == 0:
                 continue
-            nr = pk[p, 1]
-            if nr != pk[p, 2]:
-                S[p] += pk[p, 2] * (t - ts[p])
+            u, w = pport[p, 0], pport[p, 1]
+            nr = plev[u] if pord[u] < pord[w] else plev[w]
+            if nr != pk[p, 0]:
+                S[p] += pk[p, 0] * (t - ts[p])
                 ts[p] = t
                 if lean:  # one change for the pair's flows (a rate group of the validator)
                     ns = group_push(buf_i, buf_d, ns, p, kk, nr)
@@ -248,16 +255,16 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                         ns = group_consume(vs, vg, buf_i, buf_d, ns, bps)
                 else:
                     ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk,
-                                     pk[p, 2])
+                                     pk[p, 0])
                 opened[p] = kk
-                pk[p, 2] = nr
-                pk[p, 3] = np.nan
-            d = pk[p, 3]
+                pk[p, 0] = nr
+                pk[p, 1] = np.nan
+            d = pk[p, 1]
             if d != d:
                 d = np.inf
-                if pk[p, 2] > 0.0:
-                    d = ts[p] + max(tmin[p] - S[p], 0.0) / pk[p, 2]
-                pk[p, 3] = d
+                if pk[p, 0] > 0.0:
+                    d = ts[p] + max(tmin[p] - S[p], 0.0) / pk[p, 0]
+                pk[p, 1] = d
             if d < np.inf:
                 slack = 1e-12 * max(1.0, abs(tq))
                 if d < tq:
@@ -282,13 +289,13 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
         n_keep = 0
         for j in range(n_due):
             p = dues[j]
-            if pk[p, 3] <= t + tol:
+            if pk[p, 1] <= t + tol:
                 dues[n_keep] = p
                 n_keep += 1
         n_due = n_keep
         for j in range(n_due):
             p = dues[j]
-            S[p] += pk[p, 2] * (t - ts[p])
+            S[p] += pk[p, 0] * (t - ts[p])
             ts[p] = t
             a = pstart[p]
             # the pair's first target is due by the event rule (its time is within tol of
@@ -333,25 +340,25 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                             ns = group_consume(vs, vg, buf_i, buf_d, ns, bps)
                     else:
                         ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk,
-                                  pk[p, 2])
+                                  pk[p, 0])
                     opened[p] = kk
-                    pk[p, 2] = 0.0
+                    pk[p, 0] = 0.0
                 c = fc[f]
                 left[c] -= 1
                 if left[c] == 0:
                     n_done += 1
                     na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
             tmin[p] = htarget[a] if hsize[p] > 0 else np.inf
-            pk[p, 3] = np.nan
+            pk[p, 1] = np.nan
     for p in range(P):
-        if cnt[p] > 0 and pk[p, 2] > 0.0:
+        if cnt[p] > 0 and pk[p, 0] > 0.0:
             if lean:
                 for i in range(pstart[p], pstart[p] + hsize[p]):
                     ns = member_push(buf_i, buf_d, ns, hflow[i], kk, -1)
                     if ns == CHUNK:
                         ns = group_consume(vs, vg, buf_i, buf_d, ns, bps)
             else:
-                ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk, pk[p, 2])
+                ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk, pk[p, 0])
     return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), join, done_at, 0, n_events
 
 
