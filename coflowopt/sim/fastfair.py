@@ -6,7 +6,9 @@ flows with the same ingress and egress port get the same max-min fair rate, so t
 the number of active flows ``n_pq`` of each pair.  At each event the rates are found by water
 filling over the ``2 m`` ports: the port with the smallest fair share ``R_p / k_p``
 (residual capacity over unfrozen flows) freezes its pairs at that level, which lowers the
-residual and the count of their other ports.  Shares only rise, so the heap of ports keeps
+residual and the count of their other ports; a pair's level is that of the first of its
+two ports to freeze, so the filling writes nothing per pair (538 million writes on FB2010
+before).  Shares only rise, so the heap of ports keeps
 stale keys as lower bounds and re-keys only the port at its top (on FB2010, 14,700 active
 pairs an event: one heap move per freeze made the kernel about 2x slower).
 
