@@ -91,10 +91,16 @@ def _with_deadlines(inst: Instance, factor: float) -> Instance:
         finishes_before=i.finishes_before, time_unit=i.time_unit)
 
 
+# DeepWeave's run parameters (``--checkpoint``: another trained checkpoint than the shipped one)
+DW_PARAMS: dict[str, Any] = {}
+
+
 def _run(inst: Instance, name: str, approx_max: int = APPROX_MAX_COFLOWS,
          approx_limit: float = APPROX_TIME_LIMIT) -> tuple[Any, str | None]:
     """``(run result, None)``, or ``(None, reason)`` where Approximate is not run (more than
     ``approx_max`` coflows) or its LP is not solved within ``approx_limit`` seconds."""
+    if name == "deepweave":
+        return coflowopt.run(inst, name, seed=0, params=dict(DW_PARAMS)), None
     if name != "approximate":
         return coflowopt.run(inst, name, seed=0), None
     if inst.n_coflows > approx_max:
@@ -111,11 +117,11 @@ def _stats(v: list[float], skipped: list[str]) -> dict[str, Any]:
     if not v:
         return {"mean": None, "min": None, "max": None, "n": 0, "skipped": skipped}
     return {"mean": statistics.fmean(v), "min": min(v), "max": max(v), "n": len(v),
-            "skipped": skipped}
+            "skipped": skipped, "values": v}
 
 
 def _jct(inst: Instance, name: str) -> tuple[float, dict[str, Any]]:
-    r = coflowopt.run(inst, name, seed=0)
+    r, _ = _run(inst, name)
     return r.summary()["avg_jct"], r.summary()
 
 
@@ -124,6 +130,7 @@ def exp_jct(seeds: list[int], n_jobs: int, ports: int, arrival_rate: float | Non
     per: dict[str, list[float]] = {n: [] for n in ("deepweave", *BASELINES, "bound")}
     skipped: dict[str, list[str]] = {n: [] for n in per}
     sizes: list[int] = []
+    dw_abs: list[float] = []
     for s in seeds:
         if kind == "tpcds":
             inst = tpcds_like(n_jobs, ports=ports, seed=s, critical_path=(4, 7),
@@ -133,6 +140,7 @@ def exp_jct(seeds: list[int], n_jobs: int, ports: int, arrival_rate: float | Non
                                        arrival_rate=arrival_rate)
         sizes.append(inst.n_coflows)
         dw, _ = _jct(inst, "deepweave")
+        dw_abs.append(dw)
         per["deepweave"].append(1.0)
         for b in BASELINES:
             r, why = _run(inst, b)
@@ -145,6 +153,7 @@ def exp_jct(seeds: list[int], n_jobs: int, ports: int, arrival_rate: float | Non
         print(f"  seed {s}: {inst.n_coflows} coflows", flush=True)
     out: dict[str, Any] = {k: _stats(v, skipped[k]) for k, v in per.items()}
     out["coflows"] = {"min": min(sizes), "max": max(sizes)}
+    out["deepweave_avg_jct"] = dw_abs
     return out
 
 
@@ -191,8 +200,9 @@ def exp_deadline(seeds: list[int], n_jobs: int, factors: list[float],
                 skipped[n].append(f"seed {s}: {why}")
                 continue
             if check and k == 0 and n in ("deepweave", "sincronia"):
-                dl_rate = coflowopt.run(_with_deadlines(inst, factors[0]), n,
-                                        seed=0).summary()["deadline_miss_rate"]
+                prm = dict(DW_PARAMS) if n == "deepweave" else None
+                dl_rate = coflowopt.run(_with_deadlines(inst, factors[0]), n, seed=0,
+                                        params=prm).summary()["deadline_miss_rate"]
                 mine = float(_misses(r.valid, inst, factors[0], lb).mean())
                 if dl_rate != mine:
                     raise RuntimeError(f"{n}: miss rate {mine} != run service's {dl_rate}")
@@ -291,12 +301,16 @@ def main() -> None:
                     help="held-out seeds (default 3 with --quick, else 10)")
     ap.add_argument("--deadline-jobs", type=int, default=None,
                     help="jobs per deadline instance (default 2 with --quick, else 20)")
+    ap.add_argument("--checkpoint", default=None,
+                    help="DeepWeave checkpoint to evaluate (default: the shipped one)")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
+    if a.checkpoint:
+        DW_PARAMS["checkpoint"] = a.checkpoint
     n_seeds = a.seeds if a.seeds is not None else (3 if a.quick else 10)
     seeds = [HELD_OUT + k for k in range(n_seeds)]
     check_held_out(seeds)
-    res: dict[str, Any] = {"seeds": seeds}
+    res: dict[str, Any] = {"seeds": seeds, "checkpoint": a.checkpoint or "shipped"}
     only = a.only.split(",")
     t0 = time.perf_counter()
     if "jct" in only:
