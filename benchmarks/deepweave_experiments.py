@@ -8,7 +8,11 @@ list), reduced to fit a shared 2-core machine.  Every schedule goes through
    bound (:func:`coflowopt.bounds.job_completion_bound` minus the job's release, mean over
    jobs, over DeepWeave's average JCT) beside them.
 2. ``deadline``: deadline missing rate on GGen fan-in/fan-out DAGs of 4-64 nodes on a 50 x 50
-   fabric; each job's deadline [P] is ``release + factor * (its lower bound - release)``.
+   fabric (``--deadline-jobs`` per instance, 20 by default); each job's deadline [P] is
+   ``release + factor * (its lower bound - release)`` for the factors ``DEADLINE_FACTORS``,
+   all checked on one validated schedule per scheduler and seed (none reads deadlines), with
+   the rates by job size (``SIZE_BUCKETS``) pooled over the seeds.  Approximate runs only up
+   to ``APPROX_MAX_COFLOWS`` coflows (its LP's size), in every experiment.
 3. ``general``: the shipped checkpoint on DAGs larger than any in training (its curriculum ends
    at 64 nodes per job: GGen jobs of 65-128 nodes need a checkpoint with ``v_max`` >= 128, which
    the shipped one does not have, so "larger" here is *more jobs per instance and more ports*:
@@ -29,7 +33,8 @@ the two runs and asserts none is a held-out seed.
 5. ``rerank`` (only when asked): ``rerank="events"`` on the compiled stepper against the
    reference engine.
 
-    python benchmarks/deepweave_experiments.py [--quick] [--only jct,deadline,...] [--json P]
+    python benchmarks/deepweave_experiments.py [--quick] [--only jct,deadline,...] [--seeds N]
+        [--deadline-jobs J] [--checkpoint PATH] [--json P]
 """
 
 from __future__ import annotations
