@@ -514,19 +514,7 @@ def stream_consume(state, buf_i, buf_d, n, breakpoints):
     ``buf_i[1, j]``; ``buf_i[2]`` is scratch.  ``breakpoints`` must cover every buffered
     breakpoint index.  The state is unpacked once here: unpacking it per change cost
     reference counting that was 15x the work."""
-    row = state.row
-    fl = state.flow
-    start = state.start
-    comp = state.completion
-    ports = state.ports
-    load = state.load
-    cap = state.capacity
-    dirty = state.dirty
-    dmark = state.dirty_mark
-    ctr = state.counters
-    hit_i = state.hit_index
-    hit_f = state.hit_value
-    tolv = state.tolerance
+    row, fl, start, comp, ports, load, cap, dirty, dmark, ctr, hit_i, hit_f, tolv = state
     F = row.size
     ctr[_CTR_CHANGES] += n
     # the rows first, in a pass of independent loads the processor overlaps (one dependent
@@ -641,19 +629,7 @@ def group_consume(state, groups, buf_i, buf_d, n, breakpoints):
     """Apply ``n`` buffered group and membership changes (:func:`group_push`,
     :func:`member_push`) to ``state`` and ``groups``; returns 0.  The grouped form of
     :func:`stream_consume` (same breakpoint rule; the two protocols are not mixed)."""
-    row = state.row
-    fl = state.flow
-    start = state.start
-    comp = state.completion
-    ports = state.ports
-    load = state.load
-    cap = state.capacity
-    dirty = state.dirty
-    dmark = state.dirty_mark
-    ctr = state.counters
-    hit_i = state.hit_index
-    hit_f = state.hit_value
-    tolv = state.tolerance
+    row, fl, start, comp, ports, load, cap, dirty, dmark, ctr, hit_i, hit_f, tolv = state
     gp = groups.ports
     gs = groups.state
     pend = groups.pending

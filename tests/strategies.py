@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import pytest
 from hypothesis import strategies as st
@@ -72,3 +73,19 @@ def fb2010_prefix(n: int) -> Instance:
                                 inst.flow_volume[keep], inst.flow_coflow[keep],
                                 coflow_release=inst.coflow_release[:n],
                                 coflow_id=inst.coflow_id[:n], time_unit=inst.time_unit)
+
+
+def join_touching_pieces(out: list[tuple[int, int, int]]) -> tuple[Any, Any, Any]:
+    """Slot pieces ``(flow, start, length)`` sorted and joined where a flow's piece starts where
+    its previous one ends: the run-length form of a slot plan, for the plain-Python references
+    of the DAG tests (int64 columns)."""
+    import numpy as np
+
+    joined: list[list[int]] = []
+    for f, s, n in sorted(out):
+        if joined and joined[-1][0] == f and joined[-1][1] + joined[-1][2] == s:
+            joined[-1][2] += n
+        else:
+            joined.append([f, s, n])
+    a = np.array(joined, dtype=np.int64).reshape(-1, 3)
+    return a[:, 0], a[:, 1], a[:, 2]

@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from strategies import join_touching_pieces
 
 import coflowopt
 from coflowopt.model import CoflowSpec, JobSpec, build_instance
@@ -185,15 +186,7 @@ def _reference_merge(inst: coflowopt.Instance, plans: list, delays: np.ndarray,
         item, s, n, eff = bna_items(src, dst, np.full(len(mem), L), rule=rule)
         out += [(mem[i][1], at + int(a), int(b)) for i, a, b in zip(item, s, n, strict=True)]
         at += eff
-    out.sort()
-    joined: list[list[int]] = []
-    for f, s, n in out:
-        if joined and joined[-1][0] == f and joined[-1][1] + joined[-1][2] == s:
-            joined[-1][2] += n
-        else:
-            joined.append([f, s, n])
-    a = np.array(joined, dtype=np.int64).reshape(-1, 3)
-    return a[:, 0], a[:, 1], a[:, 2]
+    return join_touching_pieces(out)
 
 
 @pytest.mark.parametrize("rule", ["hk", "maxweight"])

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.optimize import LinearConstraint, milp
+from strategies import join_touching_pieces
 
 import coflowopt
 from coflowopt.model import CoflowSpec, JobSpec, build_instance
@@ -229,15 +230,7 @@ def _reference_intervals(inst: coflowopt.Instance, flow: np.ndarray, gs: np.ndar
         item, s, n, eff = bna_items(src, dst, amt, rule=rule)
         out += [(fl[i], at + int(a), int(b)) for i, a, b in zip(item, s, n, strict=True)]
         at += eff
-    out.sort()
-    joined: list[list[int]] = []
-    for f, s, n in out:
-        if joined and joined[-1][0] == f and joined[-1][1] + joined[-1][2] == s:
-            joined[-1][2] += n
-        else:
-            joined.append([f, s, n])
-    r = np.array(joined, dtype=np.int64).reshape(-1, 3)
-    return r[:, 0], r[:, 1], r[:, 2]
+    return join_touching_pieces(out)
 
 
 @pytest.mark.parametrize("rule", ["hk", "maxweight"])
