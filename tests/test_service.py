@@ -17,7 +17,13 @@ def test_streamed_and_stored_runs_agree(semantics: str, name: str) -> None:
     b = co.run(inst, name, semantics=semantics, keep_schedule=True)
     assert a.streamed and a.schedule is None and a.validate_seconds == 0.0
     assert not b.streamed and b.schedule is not None
-    np.testing.assert_array_equal(a.valid.coflow_completion, b.valid.coflow_completion)
+    if (semantics, name) == ("fluid", "fair"):
+        # streamed through the validator's rate groups: completion times from the group's
+        # cumulative service, equal to the per-flow sums up to rounding
+        np.testing.assert_allclose(a.valid.coflow_completion, b.valid.coflow_completion,
+                                   rtol=1e-12, atol=0)
+    else:
+        np.testing.assert_array_equal(a.valid.coflow_completion, b.valid.coflow_completion)
     assert a.counters["rate_changes"] > 0 and b.counters["segments"] == b.schedule.n_segments
     # what was validated is what was scheduled: CoflowSim's own (rounded, epoch) instance
     assert (a.instance is inst) == (semantics == "fluid")
