@@ -18,6 +18,7 @@
    says "extrapolated".
 
     python benchmarks/bench_cofair.py [--quick] [--limit S] [--repeat K] [--json PATH]
+        [--mem-cap GB (default 8; 0: none)] [--parts 1,2,3]
 """
 
 from __future__ import annotations
@@ -143,13 +144,30 @@ def _child_one_lp(n: int, m: int, seed: int, E: float, q: Any) -> None:
     inst = batch_instance(n, m, seed)
     t0 = time.perf_counter()
     r = slowdown_feasibility(inst, E)
-    q.put({"seconds": time.perf_counter() - t0, "feasible": r.feasible})
+    q.put({"seconds": time.perf_counter() - t0, "feasible": r.feasible,
+           "status": str(getattr(r.result, "status", "?"))})
+
+
+#: the children's address-space cap in bytes (``--mem-cap``; None: none): an LP that grows past
+#: it fails with MemoryError, reported as such, instead of swapping the machine to a halt
+MEM_CAP: int | None = None
+
+
+def _capped(target: Any, cap: int | None, args: tuple, q: Any) -> None:
+    if cap:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    try:
+        target(*args, q)
+    except MemoryError:
+        q.put({"memory": True})
 
 
 def _limited(target: Any, args: tuple, limit: float) -> dict[str, Any] | None:
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
-    p = ctx.Process(target=target, args=(*args, q))
+    p = ctx.Process(target=_capped, args=(target, MEM_CAP, args, q))
     p.start()
     p.join(limit)
     if p.is_alive():
@@ -170,7 +188,10 @@ def bench_sizes(sizes: list[tuple[int, int]], limit: float) -> list[dict[str, An
         row: dict[str, Any] = {"coflows": n, "ports": m, "flows": inst.n_flows,
                                "E_mps": e_mps, "mps_seconds": t_mps, "limit_s": limit}
         got = _limited(_child_bisect, (n, m, 0), limit)
-        if got is not None:
+        if got is not None and got.get("memory"):
+            row.update(E_star=math.nan, bisection_seconds=math.nan, rel_error=math.nan,
+                       speedup=math.nan, how=f"over the {MEM_CAP / 2**30:g} GB memory cap")
+        elif got is not None:
             row.update(E_star=got["E_star"], lp_solves=got["lp_solves"],
                        bisection_seconds=got["seconds"], how="measured",
                        rel_error=(got["E_star"] - e_mps) / got["E_star"],
@@ -179,7 +200,16 @@ def bench_sizes(sizes: list[tuple[int, int]], limit: float) -> list[dict[str, An
         else:
             one = _limited(_child_one_lp, (n, m, 0, e_mps), limit)
             k = prev_solves or 12
-            if one is not None:
+            if one is not None and one.get("memory"):
+                row.update(E_star=math.nan, lp_solves=k, bisection_seconds=math.inf,
+                           how=f"one LP over the {MEM_CAP / 2**30:g} GB memory cap",
+                           rel_error=math.nan, speedup=math.inf)
+            elif one is not None and one.get("feasible") is None:
+                # the solver gave up (under a memory cap HiGHS can stop early): no time to use
+                row.update(E_star=math.nan, lp_solves=k, bisection_seconds=math.inf,
+                           how=f"one LP not solved (status {one.get('status')}) in "
+                               f"{one['seconds']:.1f} s", rel_error=math.nan, speedup=math.inf)
+            elif one is not None:
                 est = one["seconds"] * k
                 row.update(E_star=math.nan, lp_solves=k, bisection_seconds=est,
                            how=f"extrapolated: one LP {one['seconds']:.1f} s x {k} solves",
@@ -212,20 +242,42 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=float, default=600.0, help="bisection limit per size, s")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", help="write the results as JSON")
+    ap.add_argument("--mem-cap", type=float, default=8.0,
+                    help="address-space cap of each LP child, GB (0: none)")
+    ap.add_argument("--parts", default="1,2,3", help="which parts to run, e.g. 3")
     args = ap.parse_args(argv)
+    global MEM_CAP
+    MEM_CAP = int(args.mem_cap * 2**30) if args.mem_cap > 0 else None
+    parts = {int(x) for x in args.parts.split(",")}
     limit = 60.0 if args.quick and args.limit == 600.0 else args.limit
     out: dict[str, Any] = {}
 
-    out["order"] = bench_order(args.repeat)
+    if 1 in parts:
+        out["order"] = bench_order(args.repeat)
+        _print_order(out["order"], args.repeat)
+    if 2 in parts:
+        n_small = 20 if args.quick else 100
+        out["small"] = bench_small(n_small)
+        _print_small(out["small"], n_small)
+    if 3 in parts:
+        sizes = [(50, 20), (200, 40)] if args.quick else [(50, 20), (200, 40), (1000, 150)]
+        out["sizes"] = bench_sizes(sizes, limit)
+        _print_sizes(out["sizes"], limit)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(out, fh, indent=1, default=float)
+    return 0
+
+
+def _print_order(rows: list[dict[str, Any]], repeat: int) -> None:
     print("1. CoFair's order, 10,000 coflows x 150 ports "
-          f"({out['order'][0]['flows']:,} flows); best of {args.repeat}")
-    print(_table(out["order"], [("what", "what"), ("E", "E"), ("seconds", "seconds"),
-                                ("same_order_as_cofair_inf", "BSSI = CoFair(inf)")]))
+          f"({rows[0]['flows']:,} flows); best of {repeat}")
+    print(_table(rows, [("what", "what"), ("E", "E"), ("seconds", "seconds"),
+                        ("same_order_as_cofair_inf", "BSSI = CoFair(inf)")]))
     print()
 
-    n_small = 20 if args.quick else 100
-    out["small"] = bench_small(n_small)
-    s = out["small"]
+
+def _print_small(s: dict[str, Any], n_small: int) -> None:
     print(f"2. MPS vs the exact bisection (LP-interval, from max phi, rtol {RTOL:g}) on "
           f"{n_small} small instances")
     print(_table([s], [("equal_within_rtol", "E*=E_MPS"), ("rel_error_max", "max rel err"),
@@ -236,18 +288,13 @@ def main(argv: list[str] | None = None) -> int:
                        ("lp_solves_mean", "LP solves mean"), ("lp_solves_max", "max")]))
     print()
 
-    sizes = [(50, 20), (200, 40)] if args.quick else [(50, 20), (200, 40), (1000, 150)]
-    out["sizes"] = bench_sizes(sizes, limit)
+
+def _print_sizes(rows: list[dict[str, Any]], limit: float) -> None:
     print(f"3. Larger batches (FB-like synthetic, r = 0); bisection limit {limit:g} s per size")
-    print(_table(out["sizes"], [("coflows", "coflows"), ("ports", "ports"), ("flows", "flows"),
-                                ("E_mps", "E_MPS"), ("E_star", "E*"),
-                                ("rel_error", "rel err"), ("mps_seconds", "MPS s"),
-                                ("bisection_seconds", "bisection s"), ("lp_solves", "LPs"),
-                                ("speedup", "speed-up"), ("how", "how")]))
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(out, fh, indent=1, default=float)
-    return 0
+    print(_table(rows, [("coflows", "coflows"), ("ports", "ports"), ("flows", "flows"),
+                        ("E_mps", "E_MPS"), ("E_star", "E*"), ("rel_error", "rel err"),
+                        ("mps_seconds", "MPS s"), ("bisection_seconds", "bisection s"),
+                        ("lp_solves", "LPs"), ("speedup", "speed-up"), ("how", "how")]))
 
 
 if __name__ == "__main__":
