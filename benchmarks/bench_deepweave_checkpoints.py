@@ -3,7 +3,9 @@
 ports, GGen 30 jobs x 4-64 nodes on 20 ports, TPC-DS-like 30 jobs arriving at ``1e-4`` on 10
 ports; generator seeds 10000 + k).  DeepWeave alone, each schedule validated by
 :func:`coflowopt.run`; per seed the ratio ``avg JCT(candidate) / avg JCT(reference)`` (below 1:
-the candidate is better), with mean, min and max over the seeds.
+the candidate is better), with mean, min and max over the seeds (the JSON also keeps both
+average JCTs per seed).  Each checkpoint brings its own architecture (its ``config`` entry:
+an ablated network loads as trained).
 
 Replacement rule used in BENCHMARKS.md (set before the check): the candidate replaces the
 reference only if it wins on every seed of every column and its mean gain exceeds half the
@@ -46,15 +48,18 @@ def compare(candidate: str, reference: str | None, seeds: list[int]) -> dict[str
     whether the replacement rule (module docstring) holds on that case."""
     out: dict[str, Any] = {}
     for name, make in CASES.items():
-        r = []
+        r, cj, rj = [], [], []
         for s in seeds:
             inst = make(s)
-            r.append(_avg_jct(inst, candidate) / _avg_jct(inst, reference))
+            cj.append(_avg_jct(inst, candidate))
+            rj.append(_avg_jct(inst, reference))
+            r.append(cj[-1] / rj[-1])
         mean = statistics.fmean(r)
         out[name] = {"ratios": r, "mean": mean, "min": min(r), "max": max(r),
-                     "wins": max(r) < 1 and 1 - mean > (max(r) - min(r)) / 2}
-        print(name, json.dumps({k: v for k, v in out[name].items() if k != "ratios"}),
-              flush=True)
+                     "wins": max(r) < 1 and 1 - mean > (max(r) - min(r)) / 2,
+                     "candidate_avg_jct": cj, "reference_avg_jct": rj}
+        print(name, json.dumps({k: v for k, v in out[name].items()
+                                if k in ("mean", "min", "max", "wins")}), flush=True)
     out["replace"] = all(v["wins"] for v in out.values())
     return out
 

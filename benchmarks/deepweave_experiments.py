@@ -18,10 +18,14 @@ list), reduced to fit a shared 2-core machine.  Every schedule goes through
    the shipped one does not have, so "larger" here is *more jobs per instance and more ports*:
    training instances hold one job on 10 ports) and on jobs arriving over time
    (``arrival_rate``).
-4. ``ablation``: short training runs of the variants (policy network with 2 and 3 hidden
+4. ``ablation``: training runs of the variants (policy network with 2 and 3 hidden
    layers, no job summary, GNN functions with 1 and 3 hidden layers) beside the default
-   architecture under the same budget; each run's own evaluation set (8 instances, trainer
-   seed) and Sincronia's level on it.
+   architecture under the same budget (``--ablation-iterations``, ``--ablation-lr``), for
+   each of ``--ablation-seeds``; each run's own evaluation set (8 instances, trainer seed)
+   evaluated every ``--ablation-eval-every`` iterations, with Sincronia's level on it;
+   ``--ablation-out`` keeps each run's folder, so its final ``deepweave.npz`` can be
+   compared on the held-out grid (``benchmarks/bench_deepweave_checkpoints.py``: the
+   loader takes the architecture from the checkpoint's ``config`` entry).
 
 Held-out seeds: the trainer draws every instance seed as ``rng.integers(2**63 - 1)`` from
 ``default_rng([seed, 1])`` / ``[seed, 2]``; the experiments use generator seeds 10,000 + k
@@ -35,6 +39,8 @@ the two runs and asserts none is a held-out seed.
 
     python benchmarks/deepweave_experiments.py [--quick] [--only jct,deadline,...] [--seeds N]
         [--deadline-jobs J] [--checkpoint PATH] [--json P]
+        [--ablation-iterations K --ablation-seeds 0,1 --ablation-lr 3e-3
+         --ablation-eval-every 50 --ablation-variants default,gnn3 --ablation-out DIR]
 """
 
 from __future__ import annotations
@@ -237,10 +243,29 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "GNN functions 1 hidden layer": {"hidden_gnn": (16,)},
     "GNN functions 3 hidden layers": {"hidden_gnn": (16, 16, 8)},
 }
+# short names (``--ablation-variants``, output folder names)
+ABLATION_SLUGS = dict(zip(("default", "policy2", "policy3", "nosummary", "gnn1", "gnn3"),
+                          ABLATIONS, strict=True))
 
 
-def exp_ablation(iterations: int, seed: int, names: list[str] | None = None
+def _last_quarter(ev: list[tuple[int, float]], iterations: int) -> list[float]:
+    """The evaluations at iterations in ``(3K/4, K]``: the end's noise band, not one point."""
+    return [j for i, j in ev if 4 * i > 3 * iterations]
+
+
+def exp_ablation(iterations: int, seeds: list[int], names: list[str] | None = None, *,
+                 lr: float = 1e-3, eval_every: int = 50, out_root: str | None = None
                  ) -> dict[str, Any]:
+    """One training run per variant (``ABLATIONS``; ``names``: a subset, by name or by
+    ``ABLATION_SLUGS`` key) and trainer seed: ``iterations`` REINFORCE iterations at Adam step
+    ``lr``, 16 agents, 10 ports, the mixed workload, the default curriculum and episode cut,
+    1 worker process, the greedy policy evaluated every ``eval_every`` iterations on the
+    trainer's 8-instance evaluation set of that seed.  With ``out_root`` each run keeps its
+    folder ``out_root/<slug>-s<seed>`` (``deepweave.npz``: the final weights, the ablated
+    architecture in its ``config`` entry; ``curve.csv``, ``curve.png``).  Per run: the
+    evaluation curve, the untrained start, the best evaluation, the mean / min / max over
+    the last quarter of the evaluations (:func:`_last_quarter`), Sincronia's level on the
+    same set, wall and CPU seconds."""
     from coflowopt.schedulers.learned.network import DeepWeaveConfig
     from coflowopt.schedulers.learned.train import TrainConfig, train
 
@@ -254,21 +279,39 @@ def exp_ablation(iterations: int, seed: int, names: list[str] | None = None
             return DeepWeaveConfig(v_max=self.v_max, hidden_gnn=self.hidden_gnn,
                                    hidden_policy=self.hidden_policy, summary=self.summary)
 
+    by_slug = {v: k for k, v in ABLATION_SLUGS.items()}
+    want = None if not names else {ABLATION_SLUGS.get(n, n) for n in names}
+    if want and want - set(ABLATIONS):
+        raise ValueError(f"unknown ablation variant {sorted(want - set(ABLATIONS))[0]!r}; "
+                         f"known: {', '.join(ABLATION_SLUGS)}")
     out: dict[str, Any] = {}
-    for name, kw in ABLATIONS.items():
-        if names and name not in names:
-            continue
-        cfg = AblationConfig(iterations=iterations, ports=10, seed=seed, workers=1,
-                             eval_every=iterations, checkpoint_every=iterations, **kw)
-        t0 = time.perf_counter()
-        res = train(cfg)
-        wall = time.perf_counter() - t0
-        ev = [r["eval_mean_jct"] for r in res.curve if r["eval_mean_jct"] != ""]
-        out[name] = {"iterations": iterations, "seed": seed, "wall_s": wall,
-                     "eval_first": ev[0], "eval_last": ev[-1],
-                     "sincronia": res.sincronia_mean_jct,
-                     "last_over_sincronia": ev[-1] / res.sincronia_mean_jct}
-        print(name, out[name], flush=True)
+    for seed in seeds:
+        for name, kw in ABLATIONS.items():
+            if want and name not in want:
+                continue
+            slug = by_slug[name]
+            folder = f"{out_root}/{slug}-s{seed}" if out_root else None
+            cfg = AblationConfig(iterations=iterations, ports=10, seed=seed, workers=1,
+                                 lr=lr, eval_every=eval_every, checkpoint_every=iterations,
+                                 out=folder, **kw)
+            t0, c0 = time.perf_counter(), time.process_time()
+            res = train(cfg)
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            ev = [(int(r["iteration"]), float(r["eval_mean_jct"])) for r in res.curve
+                  if r["eval_mean_jct"] != ""]
+            band = _last_quarter(ev, iterations)
+            best = min(ev[1:] or ev, key=lambda e: e[1])
+            sinc = res.sincronia_mean_jct
+            out[f"{slug}-s{seed}"] = {
+                "variant": name, "slug": slug, "seed": seed, "iterations": iterations,
+                "lr": lr, "out": folder, "wall_s": wall, "cpu_s": cpu, "eval": ev,
+                "start": ev[0][1], "best": best[1], "best_iteration": best[0],
+                "last": ev[-1][1], "band_mean": statistics.fmean(band),
+                "band_min": min(band), "band_max": max(band), "band_n": len(band),
+                "sincronia": sinc, "band_over_sincronia": statistics.fmean(band) / sinc,
+                "best_over_sincronia": best[1] / sinc, "start_over_sincronia": ev[0][1] / sinc}
+            print("ablation", json.dumps({k: v for k, v in out[f"{slug}-s{seed}"].items()
+                                          if k != "eval"}), flush=True)
     return out
 
 
@@ -302,6 +345,14 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="the reduced grid of BENCHMARKS.md")
     ap.add_argument("--only", default="jct,deadline,general,ablation")
     ap.add_argument("--ablation-iterations", type=int, default=40)
+    ap.add_argument("--ablation-seeds", default="10000",
+                    help="trainer seeds of the ablation runs, comma-separated")
+    ap.add_argument("--ablation-lr", type=float, default=1e-3, help="Adam's step size")
+    ap.add_argument("--ablation-eval-every", type=int, default=50)
+    ap.add_argument("--ablation-variants", default=None,
+                    help=f"comma-separated subset of {', '.join(ABLATION_SLUGS)} (default: all)")
+    ap.add_argument("--ablation-out", default=None,
+                    help="folder for the runs' output folders <slug>-s<seed> (kept)")
     ap.add_argument("--seeds", type=int, default=None,
                     help="held-out seeds (default 3 with --quick, else 10)")
     ap.add_argument("--deadline-jobs", type=int, default=None,
@@ -335,7 +386,10 @@ def main() -> None:
     if "rerank" in only:
         res["rerank"] = exp_rerank_speed()
     if "ablation" in only:
-        res["ablation"] = exp_ablation(a.ablation_iterations, seed=HELD_OUT)
+        res["ablation"] = exp_ablation(
+            a.ablation_iterations, [int(x) for x in a.ablation_seeds.split(",")],
+            a.ablation_variants.split(",") if a.ablation_variants else None,
+            lr=a.ablation_lr, eval_every=a.ablation_eval_every, out_root=a.ablation_out)
     res["wall_s"] = time.perf_counter() - t0
     if a.json:
         with open(a.json, "w") as fh:
