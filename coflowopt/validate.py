@@ -48,6 +48,7 @@ __all__ = [
     "group_consume",
     "group_push",
     "member_push",
+    "own_push",
     "readonly",
     "schedule_changes",
     "stream_consume",
@@ -446,7 +447,10 @@ _HIT_CAP, _HIT_NEG, _HIT_BAD = 0, 1, 2
 # a malformed membership change of the grouped protocol, by the code its hit records
 _MEMBER_BAD = {1: "joins a rate group on other ports than its own",
                2: "joins a rate group while in one", 3: "leaves without being in a rate group",
-               4: "flow or rate group out of range", 5: "out of time order"}
+               4: "flow or rate group out of range", 5: "out of time order",
+               6: "sets its own rate while in a rate group", 7: "own rate not finite",
+               8: "joins a rate group at a nonzero own rate"}
+_OWN = -2  # the membership slot of own_push: a flow outside every group sets its own rate
 # counters: current breakpoint, dirty ports, the three hit counts, changes consumed
 _CTR_K, _CTR_DIRTY, _CTR_HITS, _CTR_CHANGES = 0, 1, 2, 5
 
@@ -538,28 +542,35 @@ def stream_consume(state, buf_i, buf_d, n, breakpoints):
             continue
         if new < -tolv[2]:
             _stream_hit(ctr, hit_i, hit_f, _HIT_NEG, k, f, new)
-        t = breakpoints[k]
-        old = fl[i, 0]
-        if old > 0.0:
-            since = fl[i, 1]
-            before = fl[i, 2]
-            vol = fl[i, 3]
-            amount = old * (t - since)
-            if comp[i] == np.inf and before + amount >= vol - (vol * tolv[1] + tolv[2]):
-                comp[i] = min(since + max(vol - before, 0.0) / old, t)
-            fl[i, 2] = before + amount
-        if new > 0.0 and start[i] == np.inf:
-            start[i] = t
-        fl[i, 0] = new
-        fl[i, 1] = t
-        for side in range(2):
-            u = ports[i, side]
-            load[u] += new - old
-            if not dmark[u]:
-                dmark[u] = True
-                dirty[ctr[_CTR_DIRTY]] = u
-                ctr[_CTR_DIRTY] += 1
+        _own_rate(fl, start, comp, ports, load, dirty, dmark, ctr, tolv, i, breakpoints[k],
+                  new)
     return 0
+
+
+@njit(cache=True, inline="always")
+def _own_rate(fl, start, comp, ports, load, dirty, dmark, ctr, tolv, i, t, new):
+    """Row ``i`` runs at ``new`` from time ``t``: its service so far, completion, first
+    service and its ports' loads."""
+    old = fl[i, 0]
+    if old > 0.0:
+        since = fl[i, 1]
+        before = fl[i, 2]
+        vol = fl[i, 3]
+        amount = old * (t - since)
+        if comp[i] == np.inf and before + amount >= vol - (vol * tolv[1] + tolv[2]):
+            comp[i] = min(since + max(vol - before, 0.0) / old, t)
+        fl[i, 2] = before + amount
+    if new > 0.0 and start[i] == np.inf:
+        start[i] = t
+    fl[i, 0] = new
+    fl[i, 1] = t
+    for side in range(2):
+        u = ports[i, side]
+        load[u] += new - old
+        if not dmark[u]:
+            dmark[u] = True
+            dirty[ctr[_CTR_DIRTY]] = u
+            ctr[_CTR_DIRTY] += 1
 
 
 @njit(cache=True)
@@ -612,6 +623,17 @@ def member_push(buf_i, buf_d, n, flow, k, group):
     buf_i[1, n] = k
     buf_i[2, n] = group
     buf_d[n] = 0.0
+    return n + 1
+
+
+@njit(cache=True, inline="always")
+def own_push(buf_i, buf_d, n, flow, k, rate):
+    """Buffer a flow's own rate change in the grouped protocol: ``flow``, in no group, runs
+    at ``rate`` from breakpoint ``k`` (as :func:`stream_push` in the per-flow protocol)."""
+    buf_i[0, n] = flow
+    buf_i[1, n] = k
+    buf_i[2, n] = _OWN
+    buf_d[n] = rate
     return n + 1
 
 
@@ -679,12 +701,27 @@ def group_consume(state, groups, buf_i, buf_d, n, breakpoints):
             _stream_hit(ctr, hit_i, hit_f, _HIT_BAD, k, x, 4.0)
             continue
         i = row[x]
+        if g == _OWN:  # a flow outside every group sets its own rate
+            new = buf_d[j]
+            if mem[i, 0] >= 0:
+                _stream_hit(ctr, hit_i, hit_f, _HIT_BAD, k, x, 6.0)
+                continue
+            if not np.isfinite(new):
+                _stream_hit(ctr, hit_i, hit_f, _HIT_BAD, k, x, 7.0)
+                continue
+            if new < -tolv[2]:
+                _stream_hit(ctr, hit_i, hit_f, _HIT_NEG, k, x, new)
+            _own_rate(fl, start, comp, ports, load, dirty, dmark, ctr, tolv, i, t, new)
+            continue
         if g >= 0:  # joins g
             if ports[i, 0] != gp[g, 0] or ports[i, 1] != gp[g, 1]:
                 _stream_hit(ctr, hit_i, hit_f, _HIT_BAD, k, x, 1.0)
                 continue
             if mem[i, 0] >= 0:
                 _stream_hit(ctr, hit_i, hit_f, _HIT_BAD, k, x, 2.0)
+                continue
+            if fl[i, 0] != 0.0:
+                _stream_hit(ctr, hit_i, hit_f, _HIT_BAD, k, x, 8.0)
                 continue
             r = gs[g, 0]
             mem[i, 0] = g
@@ -832,9 +869,11 @@ class StreamValidator:
         dst[g])``: the kernel then sends :func:`member_push` (a flow joins or leaves a group)
         and :func:`group_push` (a group's rate changes) and hands full buffers to
         :func:`group_consume` with the returned :class:`StreamGroups`; every flow must have left
-        its group by the end.  A flow may join only a group on its own two ports.  Completion
-        times are found from the group's cumulative service, so they may differ from the
-        per-flow protocol's in the last bits."""
+        its group by the end.  A flow may join only a group on its own two ports.  A flow in
+        no group may also run at a rate of its own (:func:`own_push`, e.g. a last partial
+        quantum), which it must have set back to 0 before it joins a group.  Completion times
+        are found from the group's cumulative service, so they may differ from the per-flow
+        protocol's in the last bits."""
         F, m = self.state.row.size, self.state.capacity.size // 2
         G = np.asarray(src).size
         gp = np.empty((G, 2), np.int32)

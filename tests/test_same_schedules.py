@@ -2,10 +2,11 @@
 change: digests stored from main d1aa45a (``tests/data/landed_cct_digests.json``, computed
 there by running each scheduler and validating its schedule), compared bit for bit.
 
-The fluid ``fair`` kernel streams one change per port pair (the validator's rate groups), whose
-completion times are found from the pair's cumulative service and so differ from the per-flow
-sums in the last bits: its digest is compared on the stored schedule (``keep_schedule=True``,
-checked by the stored validator, as on d1aa45a), and the streamed times to 1e-12 of those.
+The ``fair`` kernels of both semantics stream one change per port pair (the validator's rate
+groups), whose completion times are found from the pair's cumulative service and so differ
+from the per-flow sums in the last bits: their digests are compared on the stored schedule
+(``keep_schedule=True``, checked by the stored validator, as on d1aa45a), and the streamed
+times to 1e-12 of those.
 
 The fluid ``scf`` and ``lcf`` swapped meaning (one name, one order in both semantics): the old
 ``scf`` (smallest total size) is the new ``lcf`` (lightest), the old ``lcf`` (smallest largest
@@ -28,7 +29,7 @@ from coflowopt.workloads.synthetic import synthetic_trace
 
 DIGESTS = json.loads((Path(__file__).parent / "data" / "landed_cct_digests.json").read_text())
 RENAMED = {"scf": "lcf", "lcf": "scf"}  # old fluid name -> new
-GROUPED = {("fluid", "fair")}  # streamed through rate groups (module docstring)
+GROUPED = {("fluid", "fair"), ("coflowsim", "fair")}  # streamed through rate groups (docstring)
 
 
 def _run(inst: co.Instance, name: str, semantics: str) -> co.ValidSchedule:

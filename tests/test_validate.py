@@ -28,6 +28,7 @@ from coflowopt.validate import (
     group_consume,
     group_push,
     member_push,
+    own_push,
     readonly,
     stream_consume,
     stream_push,
@@ -373,7 +374,8 @@ PAIRS = build_instance(2, coflows=[CoflowSpec([(0, 0, 1.0), (0, 0, 2.0)], id="A"
 def _grouped(inst: Instance, bps: list[float], changes: list[tuple], size: int = 3
              ) -> StreamValidator:
     """Feed ``changes`` (("rate", group, k, rate) | ("join", flow, k, group) | ("leave",
-    flow, k)) through the public hooks, with a small buffer so that several consumes run."""
+    flow, k) | ("own", flow, k, rate)) through the public hooks, with a small buffer so that
+    several consumes run."""
     sv = StreamValidator(inst, size=size)
     groups = sv.grouped(np.array([0, 1]), np.array([0, 1]))
     assert isinstance(groups, StreamGroups)
@@ -383,6 +385,8 @@ def _grouped(inst: Instance, bps: list[float], changes: list[tuple], size: int =
     for ch in changes:
         if ch[0] == "rate":
             n = group_push(buf_i, buf_d, n, ch[1], ch[2], ch[3])
+        elif ch[0] == "own":
+            n = own_push(buf_i, buf_d, n, ch[1], ch[2], ch[3])
         else:
             n = member_push(buf_i, buf_d, n, ch[1], ch[2], ch[3] if ch[0] == "join" else -1)
         if n == buf_d.size:
@@ -406,6 +410,28 @@ def test_grouped_hand_worked() -> None:
     stored = validate(PAIRS, Schedule.from_intervals([0, 1, 2, 3], [
         {0: 0.5, 1: 0.5}, {0: 0.5, 1: 0.5, 2: 1.0}, {1: 1.0}]))
     assert stored.flow_completion.tolist() == res.flow_completion.tolist()
+
+
+def test_grouped_own_rate_after_leaving() -> None:
+    # a and b share group 0 at 1/2 each; at t=1 a (1/2 served) leaves and runs the rest at an
+    # own rate of 1/2 beside b, done at 2; then b alone in group 0 at 1: its 2 done at 3.
+    # c joins group 1 at its release 1, rate 1, done at 2
+    changes = [("join", 0, 0, 0), ("join", 1, 0, 0), ("rate", 0, 0, 0.5),
+               ("leave", 0, 1), ("own", 0, 1, 0.5), ("join", 2, 1, 1), ("rate", 1, 1, 1.0),
+               ("own", 0, 2, 0.0), ("leave", 2, 2), ("rate", 1, 2, 0.0), ("rate", 0, 2, 1.0),
+               ("leave", 1, 3), ("rate", 0, 3, 0.0)]
+    res = _grouped(PAIRS, [0.0, 1.0, 2.0, 3.0], changes).result()
+    assert res.flow_start.tolist() == [0.0, 0.0, 1.0]
+    assert res.flow_completion.tolist() == [2.0, 3.0, 2.0]
+    stored = validate(PAIRS, Schedule.from_intervals([0, 1, 2, 3], [
+        {0: 0.5, 1: 0.5}, {0: 0.5, 1: 0.5, 2: 1.0}, {1: 1.0}]))
+    assert stored.flow_completion.tolist() == res.flow_completion.tolist()
+    # an own rate counts in its ports' capacity: a at 0.6 beside b's 0.5 overloads ingress 0
+    v = _grouped_violation([("join", 0, 0, 0), ("join", 1, 0, 0), ("rate", 0, 0, 0.5),
+                            ("leave", 0, 1), ("own", 0, 1, 0.6), ("own", 0, 2, 0.0),
+                            ("leave", 1, 2), ("rate", 0, 2, 0.0)])
+    assert (v.kind, v.interval, v.port) == ("capacity", 1, "in 0")
+    assert v.amount == pytest.approx(0.1)
 
 
 def _grouped_violation(changes: list[tuple], bps: list[float] | None = None):
@@ -439,6 +465,10 @@ def test_grouped_volume_short_and_negative_rate() -> None:
     ([("leave", 0, 0)], "without being in a rate group"),
     ([("join", 0, 1, 0), ("leave", 0, 0)], "out of time order"),
     ([("join", 0, 0, 0), ("rate", 0, 0, 1.0)], "still in rate group 0"),
+    ([("join", 0, 0, 0), ("own", 0, 1, 1.0)], "sets its own rate while in a rate group"),
+    ([("own", 0, 0, 0.5), ("join", 0, 1, 0)], "joins a rate group at a nonzero own rate"),
+    ([("own", 0, 0, float("nan"))], "own rate not finite"),
+    ([("own", 0, 0, 1.0)], "still has rate 1.0"),
 ])
 def test_grouped_malformed(changes: list[tuple], words: str) -> None:
     v = _grouped_violation(changes)

@@ -47,7 +47,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 from coflowopt.model import Fabric, Instance
 from coflowopt.params import Params
@@ -70,6 +72,9 @@ from coflowopt.validate import (
     StreamValidator,
     Tolerance,
     ValidSchedule,
+    group_consume,
+    member_push,
+    own_push,
     stream_consume,
     stream_push,
 )
@@ -307,14 +312,39 @@ def _build_model(inst: Instance, params: CoflowSimParams) -> _Model:
 # -- exact replay of Java's per-quantum floating point ---------------------------------------
 
 
-@njit(cache=True, error_model="numpy")
+@intrinsic
+def _bits(typingctx, x):
+    """The IEEE 754 bits of a float64, as an int64."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _from_bits(typingctx, b):
+    """The float64 with these IEEE 754 bits."""
+    if b != types.int64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return types.float64(types.int64), codegen
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def _advance(x, d, m, zero):
     """Apply up to ``m`` quanta of ``b = min(d, x); x -= b`` (CoflowSim's flow update), stopping
     at the quantum after which ``x <= zero`` (the flow finishes).
 
     Returns ``(x, quanta, finished, b_last)``, ``b_last`` the bytes of the last quantum taken.
     Exact in IEEE double: inside one binade every rounded subtraction removes the grid multiple
-    ``D`` nearest to ``d`` (no ties), so a run of quanta is integer arithmetic on the grid."""
+    ``D`` nearest to ``d`` (no ties), so a run of quanta is integer arithmetic on the grid.
+    The binade and its grid step come from the float's exponent bits (``math.frexp`` and
+    ``ldexp`` went through libm, a third of FAIR's kernel time); inlined, because FAIR calls
+    it 61 million times on FB2010."""
     steps = 0
     if d <= 0.0:
         return x, m, False, 0.0
@@ -322,9 +352,14 @@ def _advance(x, d, m, zero):
         if x <= d:
             return 0.0, steps + 1, True, x
         x1 = x - d
-        _, e = math.frexp(x)
-        lo = math.ldexp(0.5, e)
-        u = math.ldexp(0.5, e - 52)
+        be = (_bits(x) >> 52) & 0x7FF  # x in [2^(be - 1023), 2^(be - 1022))
+        if be >= 53:
+            lo = _from_bits(be << 52)
+            u = _from_bits((be - 52) << 52)
+        else:  # the grid step would be subnormal
+            _, e = math.frexp(x)
+            lo = math.ldexp(0.5, e)
+            u = math.ldexp(0.5, e - 52)
         big = x1 > lo + 2.0 * u and lo > zero
         if big:
             dd = x - x1  # exact: both on the grid of this binade
@@ -1323,14 +1358,13 @@ def _bq_remove(head, bq, g):
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
-def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_out,
-              epoch_ms, quantum_ms, zero, lean, where, fvol, vs, sbuf_i, sbuf_d, kctl):
-    """FAIR (``kind`` 6) and PFP (7): rates change only when a flow finishes or coflows are
-    admitted, so the loop jumps between those quanta; a rate change re-times the flows it
-    touches (FAIR: the flows on the two ports of a finished flow; PFP: the new matching).
-    ``lean``: each change goes to the validator when the rate is set (time only moves
-    forward here); a segment the stored schedule would not hold (empty) then shows as two
-    changes at one breakpoint, which the validator takes as one."""
+def _run_pfp(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_out,
+             epoch_ms, quantum_ms, zero, lean, where, fvol, vs, sbuf_i, sbuf_d, kctl):
+    """PFP: rates change only when a flow finishes or coflows are admitted, so the loop jumps
+    between those quanta; a rate change re-times the flows of the new matching.  ``lean``:
+    each change goes to the validator when the rate is set (time only moves forward here); a
+    segment the stored schedule would not hold (empty) then shows as two changes at one
+    breakpoint, which the validator takes as one."""
     n = arrival.size
     nf = flow_size.size
     nr_ = red_rack.size
@@ -1353,44 +1387,15 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
     job_open = np.diff(red_ptr)
     start = np.full(n, -1.0)
     finish = np.full(n, -1.0)
-    # FAIR: flows per reducer port and per mapper port; PFP: each reducer port's flows as a
-    # linked list sorted by bytes left at insertion
-    n_dst = np.zeros(n_out, dtype=np.int64)
-    n_src = np.zeros(n_in, dtype=np.int64)
-    nfl = nf if kind == 7 else 0
+    # each reducer port's flows as a linked list sorted by bytes left at insertion
     hd_d = np.full(n_out, -1, dtype=np.int64)
-    nx_d = np.full(nfl, -1, dtype=np.int64)
-    pv_d = np.full(nfl, -1, dtype=np.int64)
-    mark_d = np.zeros(n_out, dtype=np.bool_)
-    mark_s = np.zeros(n_in, dtype=np.bool_)
-    # FAIR walks each port's flows newest first, as CoflowSim's lists hold them, but from
-    # arrays: a flow joins the port's block (sized by the flows that ever use the port) at
-    # its end, a walk goes backwards and drops finished flows as it passes them.  Reading flow
-    # indices from an array instead of chasing list links (a cache miss per flow, each waiting
-    # for the last) made FAIR's 170 million visits on FB2010 about twice as fast.
-    nfa = nf if kind == 6 else 0
-    arr_d = np.empty(nfa, dtype=np.int64)
-    arr_s = np.empty(nfa, dtype=np.int64)
-    lo_d = np.zeros(n_out + 1, dtype=np.int64)  # block of port p: lo (live from) .. hi
-    lo_s = np.zeros(n_in + 1, dtype=np.int64)
-    fdst = np.empty(nfa, dtype=np.int64)
-    for f in range(nfa):
-        fdst[f] = red_rack[f_red[f]]
-        lo_d[fdst[f] + 1] += 1
-        lo_s[flow_src[f] + 1] += 1
-    for p in range(n_out):
-        lo_d[p + 1] += lo_d[p]
-    for p in range(n_in):
-        lo_s[p + 1] += lo_s[p]
-    hi_d = lo_d[:n_out].copy()
-    hi_s = lo_s[:n_in].copy()
-    sh_d = np.zeros(n_out)  # the fair share C / flows of each port, as the min() reads it
-    sh_s = np.zeros(n_in)
-    # PFP: the served flow of each reducer port
+    nx_d = np.full(nf, -1, dtype=np.int64)
+    pv_d = np.full(nf, -1, dtype=np.int64)
+    # the served flow of each reducer port
     served = np.full(n_out, -1, dtype=np.int64)
     busy = np.zeros(n_in, dtype=np.bool_)
     stats = np.zeros(3, dtype=np.int64)  # events, rate changes, flow completions
-    # the finishing quantum of each queued flow (a lower bound for FAIR), in buckets
+    # the finishing quantum of each queued flow, in buckets
     nb = end_ms // quantum_ms + 2
     head = np.empty(nb, dtype=np.int64)
     hm = np.array([-1], dtype=np.int64)  # buckets 0 .. hm[0] are initialized
@@ -1418,22 +1423,21 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
     while t_ms < end_ms and (cur < n or active_tasks > 0) and not stopped:
         qa = t_ms // quantum_ms
         added = 0
-        if kind == 7:
-            # bring the served flows to now before new flows compare with their bytes left
-            for p in range(n_out):
-                g = served[p]
-                if g >= 0:
-                    x0 = x[g]
-                    x[g], _, _, _ = _advance(x0, d[g], qa - tq[g], zero)
-                    if not lean:
-                        nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, g, tq[g], qa,
-                                           d[g])
-                    elif qa > tq[g] and d[g] != 0.0:  # the same rate, a new segment
-                        r = d[g] / 1048576.0 / quantum_ms
-                        sent[g] += r * ((qa - tq[g]) * quantum_ms)
-                        nsc = _spush(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, where[g], qa, r,
-                                     quantum_ms, lpos)
-                    tq[g] = qa
+        # bring the served flows to now before new flows compare with their bytes left
+        for p in range(n_out):
+            g = served[p]
+            if g >= 0:
+                x0 = x[g]
+                x[g], _, _, _ = _advance(x0, d[g], qa - tq[g], zero)
+                if not lean:
+                    nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, g, tq[g], qa,
+                                       d[g])
+                elif qa > tq[g] and d[g] != 0.0:  # the same rate, a new segment
+                    r = d[g] / 1048576.0 / quantum_ms
+                    sent[g] += r * ((qa - tq[g]) * quantum_ms)
+                    nsc = _spush(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, where[g], qa, r,
+                                 quantum_ms, lpos)
+                tq[g] = qa
         while cur < n:
             j = cur
             if arrival[j] > t_ms + epoch_ms:
@@ -1449,32 +1453,21 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                 p = red_rack[r]
                 for f in range(flow_ptr[r], flow_ptr[r + 1]):
                     tq[f] = qa
-                    s_ = flow_src[f]
-                    if kind == 6:
-                        n_dst[p] += 1
-                        n_src[s_] += 1
-                        arr_d[hi_d[p]] = f
-                        hi_d[p] += 1
-                        arr_s[hi_s[s_]] = f
-                        hi_s[s_] += 1
-                        mark_d[p] = True
-                        mark_s[s_] = True
+                    # FlowSimulator.addAscending: before the first flow with more bytes left
+                    # than this flow's size
+                    prev = -1
+                    g = hd_d[p]
+                    while g >= 0 and not (x[g] > flow_size[f]):
+                        prev = g
+                        g = nx_d[g]
+                    nx_d[f] = g
+                    pv_d[f] = prev
+                    if g >= 0:
+                        pv_d[g] = f
+                    if prev >= 0:
+                        nx_d[prev] = f
                     else:
-                        # FlowSimulator.addAscending: before the first flow with more bytes
-                        # left than this flow's size
-                        prev = -1
-                        g = hd_d[p]
-                        while g >= 0 and not (x[g] > flow_size[f]):
-                            prev = g
-                            g = nx_d[g]
-                        nx_d[f] = g
-                        pv_d[f] = prev
-                        if g >= 0:
-                            pv_d[g] = f
-                        if prev >= 0:
-                            nx_d[prev] = f
-                        else:
-                            hd_d[p] = f
+                        hd_d[p] = f
             added += 1
             cur += 1
         q_end = (t_ms + epoch_ms) // quantum_ms
@@ -1490,71 +1483,7 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                 stopped = True
                 break
             # re-time what changed at quantum qn
-            if kind == 6:
-                if first and added == 0:
-                    pass
-                else:
-                    for p in range(n_out):
-                        if n_dst[p] > 0:
-                            sh_d[p] = cfull / n_dst[p]
-                    for p in range(n_in):
-                        if n_src[p] > 0:
-                            sh_s[p] = cfull / n_src[p]
-                    for side in range(2):
-                        nports = n_out if side == 0 else n_in
-                        lst = arr_d if side == 0 else arr_s
-                        for p in range(nports):
-                            if side == 0:
-                                if not mark_d[p]:
-                                    continue
-                                mark_d[p] = False
-                                a, b = lo_d[p], hi_d[p]
-                            else:
-                                if not mark_s[p]:
-                                    continue
-                                mark_s[p] = False
-                                a, b = lo_s[p], hi_s[p]
-                            w = b
-                            for i in range(b - 1, a - 1, -1):
-                                g = lst[i]
-                                if done[g]:
-                                    continue
-                                w -= 1
-                                lst[w] = g
-                                if side == 0:
-                                    nd = min(sh_d[p], sh_s[flow_src[g]])
-                                else:
-                                    nd = min(sh_d[fdst[g]], sh_s[p])
-                                if nd != d[g]:
-                                    stats[1] += 1
-                                    x0 = x[g]
-                                    x[g], _, _, _ = _advance(x0, d[g], qn - tq[g], zero)
-                                    if not lean:
-                                        nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d,
-                                                           nseg, g, tq[g], qn, d[g])
-                                    else:
-                                        if qn > tq[g] and d[g] != 0.0:
-                                            sent[g] += d[g] / 1048576.0 / quantum_ms * (
-                                                (qn - tq[g]) * quantum_ms)
-                                        nsc = _spush(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo,
-                                                     where[g], qn, nd / 1048576.0 / quantum_ms,
-                                                     quantum_ms, lpos)
-                                    d[g] = nd
-                                    tq[g] = qn
-                                    # a lower bound on the finishing quantum is enough for
-                                    # the queue: the exact one is computed when it comes up
-                                    kf = (x[g] - zero) / nd
-                                    lb = qn + max(0.0, math.floor(kf - 2.0 - kf * kf * 4e-16))
-                                    if lb < key[g]:
-                                        key[g] = lb
-                                        _bq_remove(head, bq, g)
-                                        _bq_insert(head, hm, bq, g,
-                                                   np.int64(min(lb, nb - 1.0)))
-                            if side == 0:
-                                lo_d[p] = w
-                            else:
-                                lo_s[p] = w
-            elif first and added == 0:
+            if first and added == 0:
                 pass
             else:
                 # PFP: reducer ports in order each serve their first flow whose mapper is idle
@@ -1640,20 +1569,13 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
                 stats[2] += 1
                 r = f_red[g]
                 p = red_rack[r]
-                s_ = flow_src[g]
-                if kind == 6:  # leaves its ports' blocks at their next walk (done)
-                    n_dst[p] -= 1
-                    n_src[s_] -= 1
-                    mark_d[p] = True
-                    mark_s[s_] = True
+                served[p] = -1
+                if pv_d[g] >= 0:
+                    nx_d[pv_d[g]] = nx_d[g]
                 else:
-                    served[p] = -1
-                    if pv_d[g] >= 0:
-                        nx_d[pv_d[g]] = nx_d[g]
-                    else:
-                        hd_d[p] = nx_d[g]
-                    if nx_d[g] >= 0:
-                        pv_d[nx_d[g]] = pv_d[g]
+                    hd_d[p] = nx_d[g]
+                if nx_d[g] >= 0:
+                    pv_d[nx_d[g]] = pv_d[g]
                 red_open[r] -= 1
                 if red_open[r] == 0:
                     active_tasks -= 1
@@ -1680,6 +1602,400 @@ def _run_flow(kind, arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n
             if not done[g] and d[g] != 0.0:
                 nsc = _spush(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, where[g], qz, 0.0,
                              quantum_ms, lpos)
+    seg_i, seg_d = gather_segments(buf_i, buf_d, chunks_i, chunks_d, nseg)
+    return start, finish, seg_i[0], seg_i[1], seg_i[2], seg_d, stats, _stream_end(
+        sbuf_i, nsc, tbp, tinfo, quantum_ms), nsc, tinfo[0]
+
+
+@njit(cache=True)
+def _gflush(vs, vg, sbuf_i, sbuf_d, n, tbp, tinfo, quantum_ms):
+    """Hand the ``n`` buffered grouped changes to the validator (breakpoint times filled up
+    to the last of them, ``tinfo`` as for :func:`_sflush`); returns 0."""
+    if n == 0:
+        return 0
+    if tinfo[0] < 0:
+        tinfo[0] = sbuf_i[1, 0]
+    tinfo[2] = sbuf_i[1, n - 1]
+    _sfill(tbp, tinfo, tinfo[2], quantum_ms)
+    return group_consume(vs, vg, sbuf_i, sbuf_d, n, tbp)
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def _run_fair(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, pair_of, n_pairs,
+              n_in, n_out, epoch_ms, quantum_ms, zero, lean, where, fvol, vs, vg, sbuf_i,
+              sbuf_d, kctl):
+    """FAIR: each flow runs at ``min(C / flows at its reducer port, C / flows at its mapper
+    port)``, recomputed when a flow finishes or coflows are admitted, so the loop jumps
+    between those quanta.  All flows of one (mapper port, reducer port) pair share that rate,
+    so the kernel keeps state per *pair* (``pair_of``: each flow's pair): a finished flow
+    re-times the pairs on its two ports, and only those whose rate changed touch their members
+    (each member's bytes left replayed exactly by :func:`_advance`).  Within a pair, bytes
+    left keep their order (a rounded subtraction is monotone), so the bucket queue holds
+    pairs, keyed by their members' least finishing bound.
+
+    ``lean``: the validator gets the grouped protocol, one rate group per pair
+    (:meth:`~coflowopt.StreamValidator.grouped`): a member joins at admission, a pair's rate
+    change is one group change, and a finishing flow leaves at its last quantum and runs that
+    quantum at a rate of its own (:func:`~coflowopt.validate.own_push`) that delivers exactly
+    what the group left it (the kernel mirrors the group's cumulative service, in the
+    validator's floating point).  FB2010: 24 million pair changes instead of 61 million
+    per-flow changes.  Not ``lean``: every member's segments are stored, as before."""
+    n = arrival.size
+    nf = flow_size.size
+    nr_ = red_rack.size
+    P = n_pairs
+    cfull = 1.0 * 1024 * 1048576 / 8.0 * (1.0 * quantum_ms / 1024)  # bytes per quantum
+    end_ms = 86400 * 1024
+    f_red = np.empty(nf, dtype=np.int64)
+    for r in range(nr_):
+        for f in range(flow_ptr[r], flow_ptr[r + 1]):
+            f_red[f] = r
+    red_job = np.empty(nr_, dtype=np.int64)
+    for j in range(n):
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            red_job[r] = j
+    red_open = np.diff(flow_ptr)
+    job_open = np.diff(red_ptr)
+    start = np.full(n, -1.0)
+    finish = np.full(n, -1.0)
+    # pairs: ports, and a block of member slots sized by the flows that ever use the pair
+    psrc = np.zeros(P, dtype=np.int64)
+    pdst = np.zeros(P, dtype=np.int64)
+    mlo = np.zeros(P + 1, dtype=np.int64)
+    for f in range(nf):
+        pp = pair_of[f]
+        psrc[pp] = flow_src[f]
+        pdst[pp] = red_rack[f_red[f]]
+        mlo[pp + 1] += 1
+    for pp in range(P):
+        mlo[pp + 1] += mlo[pp]
+    mhi = mlo[:P].copy()
+    # per member slot, side by side (one cache line brings them): bytes left at the pair's
+    # quantum ptq, a lower bound on the finishing quantum (exact once checked), the group's
+    # service per member when it joined (lean)
+    mrow = np.empty((nf, 3))
+    mg = np.empty(nf, dtype=np.int64)  # the flow
+    # the pairs whose rate changes at an event, with their old rate
+    chg = np.empty(P, dtype=np.int64)
+    chg_d = np.empty(P)
+    pd = np.zeros(P)  # bytes per quantum of every member
+    ptq = np.zeros(P, dtype=np.int64)
+    pr = np.zeros(P)  # lean: the rate the validator holds (MB/ms), since (ms), service
+    psn = np.zeros(P)
+    pA = np.zeros(P)
+    pkey = np.full(P, np.inf)
+    # each port's pairs with members (dropped at the port's next walk once empty)
+    lo_d = np.zeros(n_out + 1, dtype=np.int64)
+    lo_s = np.zeros(n_in + 1, dtype=np.int64)
+    for pp in range(P):
+        lo_d[pdst[pp] + 1] += 1
+        lo_s[psrc[pp] + 1] += 1
+    for p in range(n_out):
+        lo_d[p + 1] += lo_d[p]
+    for p in range(n_in):
+        lo_s[p + 1] += lo_s[p]
+    hi_d = lo_d[:n_out].copy()
+    hi_s = lo_s[:n_in].copy()
+    arr_d = np.empty(P, dtype=np.int64)
+    arr_s = np.empty(P, dtype=np.int64)
+    in_d = np.zeros(P, dtype=np.bool_)
+    in_s = np.zeros(P, dtype=np.bool_)
+    n_dst = np.zeros(n_out, dtype=np.int64)
+    n_src = np.zeros(n_in, dtype=np.int64)
+    mark_d = np.zeros(n_out, dtype=np.bool_)
+    mark_s = np.zeros(n_in, dtype=np.bool_)
+    sh_d = np.zeros(n_out)
+    sh_s = np.zeros(n_in)
+    stats = np.zeros(4, dtype=np.int64)  # events, rate changes, flow completions, pair changes
+    nb = end_ms // quantum_ms + 2
+    head = np.empty(nb, dtype=np.int64)
+    hm = np.array([-1], dtype=np.int64)
+    bq = np.full((P, 3), -1, dtype=np.int64)
+    cursor = 0
+    buf_i, buf_d, chunks_i, chunks_d = new_store()
+    nseg = 0
+    fin_list = np.empty(nf if lean else 0, dtype=np.int64)
+    nbq = nb if lean else 0
+    tbp = np.empty(nbq + 1)
+    tinfo = np.array([-1, 0, 0], dtype=np.int64)
+    cap = sbuf_d.size
+    nsc = 0
+    cur = 0
+    active_jobs = 0
+    active_tasks = 0
+    t_ms = 0
+    stopped = False
+    while t_ms < end_ms and (cur < n or active_tasks > 0) and not stopped:
+        qa = t_ms // quantum_ms
+        added = 0
+        while cur < n:
+            j = cur
+            if arrival[j] > t_ms + epoch_ms:
+                break
+            start[j] = t_ms
+            if flow_ptr[red_ptr[j + 1]] == flow_ptr[red_ptr[j]]:
+                finish[j] = t_ms
+                cur += 1
+                continue
+            active_jobs += 1
+            active_tasks += red_ptr[j + 1] - red_ptr[j]
+            for r in range(red_ptr[j], red_ptr[j + 1]):
+                p = red_rack[r]
+                for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                    s_ = flow_src[f]
+                    n_dst[p] += 1
+                    n_src[s_] += 1
+                    mark_d[p] = True
+                    mark_s[s_] = True
+                    pp = pair_of[f]
+                    # both ports gain a flow, so the pair's rate changes at qa: its members
+                    # come to qa at the old rate first
+                    a = ptq[pp]
+                    if a != qa:
+                        d = pd[pp]
+                        for sl in range(mlo[pp], mhi[pp]):
+                            if not lean:
+                                nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg,
+                                                   mg[sl], a, qa, d)
+                            x, _, _, _ = _advance(mrow[sl, 0], d, qa - a, zero)
+                            mrow[sl, 0] = x
+                        ptq[pp] = qa
+                    pd[pp] = 0.0  # re-timed at qa whatever its old rate
+                    sl = mhi[pp]
+                    mhi[pp] += 1
+                    mrow[sl, 0] = flow_size[f]
+                    mrow[sl, 1] = np.inf
+                    mg[sl] = f
+                    if not in_d[pp]:
+                        in_d[pp] = True
+                        arr_d[hi_d[p]] = pp
+                        hi_d[p] += 1
+                    if not in_s[pp]:
+                        in_s[pp] = True
+                        arr_s[hi_s[s_]] = pp
+                        hi_s[s_] += 1
+                    if lean:
+                        t = np.float64(qa) * quantum_ms
+                        mrow[sl, 2] = pA[pp] + pr[pp] * (t - psn[pp])
+                        nsc = member_push(sbuf_i, sbuf_d, nsc, where[f], qa, pp)
+                        if nsc == cap:
+                            nsc = _gflush(vs, vg, sbuf_i, sbuf_d, nsc, tbp, tinfo, quantum_ms)
+            added += 1
+            cur += 1
+        q_end = (t_ms + epoch_ms) // quantum_ms
+        qn = qa
+        first = True
+        while active_jobs > 0:
+            kctl[CTL_TIME] = qn * quantum_ms
+            kctl[CTL_DONE] = cur - active_jobs
+            kctl[CTL_EVENTS] = stats[0]
+            if stop_requested(kctl):
+                kctl[CTL_STATUS] = 1.0
+                stopped = True
+                break
+            if not (first and added == 0):
+                for p in range(n_out):
+                    if n_dst[p] > 0:
+                        sh_d[p] = cfull / n_dst[p]
+                for p in range(n_in):
+                    if n_src[p] > 0:
+                        sh_s[p] = cfull / n_src[p]
+                nchg = 0
+                for side in range(2):
+                    nports = n_out if side == 0 else n_in
+                    lst = arr_d if side == 0 else arr_s
+                    for p in range(nports):
+                        if side == 0:
+                            if not mark_d[p]:
+                                continue
+                            mark_d[p] = False
+                            a_, b_ = lo_d[p], hi_d[p]
+                        else:
+                            if not mark_s[p]:
+                                continue
+                            mark_s[p] = False
+                            a_, b_ = lo_s[p], hi_s[p]
+                        w = a_
+                        for i in range(a_, b_):
+                            pp = lst[i]
+                            if mhi[pp] == mlo[pp]:  # no members: off the port's list
+                                if side == 0:
+                                    in_d[pp] = False
+                                else:
+                                    in_s[pp] = False
+                                continue
+                            lst[w] = pp
+                            w += 1
+                            nd = min(sh_d[pdst[pp]], sh_s[psrc[pp]])
+                            if nd != pd[pp]:
+                                chg[nchg] = pp
+                                chg_d[nchg] = pd[pp]
+                                nchg += 1
+                                pd[pp] = nd
+                        if side == 0:
+                            hi_d[p] = w
+                        else:
+                            hi_s[p] = w
+                # the changed pairs' first members, in one pass of independent loads that
+                # the processor overlaps (a dependent cache miss per pair otherwise)
+                touch = 0.0
+                for c in range(nchg):
+                    touch += mrow[mlo[chg[c]], 0]
+                if touch < 0.0:
+                    stats[3] -= 1  # never: keeps the loads
+                for c in range(nchg):
+                    pp = chg[c]
+                    d = chg_d[c]
+                    nd = pd[pp]
+                    # the pair's rate changes at qn: each member to qn, new bounds
+                    a = ptq[pp]
+                    km = np.inf
+                    for sl in range(mlo[pp], mhi[pp]):
+                        x = mrow[sl, 0]
+                        if qn > a:
+                            if not lean:
+                                nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg,
+                                                   mg[sl], a, qn, d)
+                            x, _, _, _ = _advance(x, d, qn - a, zero)
+                            mrow[sl, 0] = x
+                        kf = (x - zero) / nd
+                        lb = qn + max(0.0, math.floor(kf - 2.0 - kf * kf * 4e-16))
+                        mrow[sl, 1] = lb
+                        if lb < km:
+                            km = lb
+                    stats[1] += mhi[pp] - mlo[pp]
+                    stats[3] += 1
+                    if lean:
+                        t = np.float64(qn) * quantum_ms
+                        pA[pp] += pr[pp] * (t - psn[pp])
+                        psn[pp] = t
+                        pr[pp] = nd / 1048576.0 / quantum_ms
+                        sbuf_i[0, nsc] = -1 - pp  # group_push, written out
+                        sbuf_i[1, nsc] = qn
+                        sbuf_d[nsc] = pr[pp]
+                        nsc += 1
+                        if nsc == cap:
+                            nsc = _gflush(vs, vg, sbuf_i, sbuf_d, nsc, tbp, tinfo, quantum_ms)
+                    ptq[pp] = qn
+                    if km != pkey[pp]:
+                        pkey[pp] = km
+                        # out of its bucket and into the new one (_bq_remove, _bq_insert
+                        # written out: passing the arrays to them cost reference counting)
+                        k0 = bq[pp, 2]
+                        if k0 >= 0:
+                            nx, pv = bq[pp, 0], bq[pp, 1]
+                            if pv >= 0:
+                                bq[pv, 0] = nx
+                            else:
+                                head[k0] = nx
+                            if nx >= 0:
+                                bq[nx, 1] = pv
+                        k1 = np.int64(min(km, nb - 1.0))
+                        if k1 > hm[0]:
+                            head[hm[0] + 1: k1 + 1] = -1
+                            hm[0] = k1
+                        bq[pp, 2] = k1
+                        bq[pp, 1] = -1
+                        h = head[k1]
+                        bq[pp, 0] = h
+                        if h >= 0:
+                            bq[h, 1] = pp
+                        head[k1] = pp
+            first = False
+            while cursor < q_end and (cursor > hm[0] or head[cursor] < 0):
+                cursor += 1
+            if cursor >= q_end:
+                break
+            q = cursor
+            n_fin = 0
+            while head[q] >= 0:
+                pp = head[q]
+                _bq_remove(head, bq, pp)
+                a = ptq[pp]
+                d = pd[pp]
+                w = mlo[pp]
+                km = np.inf
+                for sl in range(mlo[pp], mhi[pp]):
+                    lb = mrow[sl, 1]
+                    if lb <= q:
+                        x0 = mrow[sl, 0]
+                        _, st, fin, bl = _advance(x0, d, q - a + 1, zero)
+                        if fin:
+                            g = mg[sl]
+                            if not lean:
+                                nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, g,
+                                                   a, q, d)
+                                nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg, g,
+                                                   q, q + 1, bl)
+                            else:
+                                t = np.float64(q) * quantum_ms
+                                nsc = member_push(sbuf_i, sbuf_d, nsc, where[g], q, -1)
+                                if nsc == cap:
+                                    nsc = _gflush(vs, vg, sbuf_i, sbuf_d, nsc, tbp, tinfo,
+                                                  quantum_ms)
+                                if bl != 0.0:  # the last quantum carries what is left
+                                    before = (pA[pp] + pr[pp] * (t - psn[pp])) - mrow[sl, 2]
+                                    rl = max((fvol[g] - before) / quantum_ms, 0.0)
+                                    nsc = own_push(sbuf_i, sbuf_d, nsc, where[g], q, rl)
+                                    if nsc == cap:
+                                        nsc = _gflush(vs, vg, sbuf_i, sbuf_d, nsc, tbp, tinfo,
+                                                      quantum_ms)
+                                    fin_list[n_fin] = g
+                                else:
+                                    fin_list[n_fin] = -1
+                            n_fin += 1
+                            stats[2] += 1
+                            r = f_red[g]
+                            p = red_rack[r]
+                            s_ = flow_src[g]
+                            n_dst[p] -= 1
+                            n_src[s_] -= 1
+                            mark_d[p] = True
+                            mark_s[s_] = True
+                            red_open[r] -= 1
+                            if red_open[r] == 0:
+                                active_tasks -= 1
+                                j = red_job[r]
+                                job_open[j] -= 1
+                                if job_open[j] == 0:
+                                    finish[j] = (q + 1) * quantum_ms
+                                    active_jobs -= 1
+                            continue
+                        # the bound was low: the exact finishing quantum
+                        _, st, fin, _ = _advance(x0, d, 1 << 40, zero)
+                        lb = float(a + st - 1) if fin else np.inf
+                    mrow[w, 0] = mrow[sl, 0]
+                    mrow[w, 1] = lb
+                    mg[w] = mg[sl]
+                    if lean:
+                        mrow[w, 2] = mrow[sl, 2]
+                    w += 1
+                    if lb < km:
+                        km = lb
+                mhi[pp] = w
+                pkey[pp] = km
+                if km < np.inf:
+                    _bq_insert(head, hm, bq, pp, np.int64(min(km, nb - 1.0)))
+            if n_fin == 0:
+                first = True
+                added = 0
+                continue
+            if lean:
+                for j in range(n_fin):
+                    if fin_list[j] >= 0:
+                        nsc = own_push(sbuf_i, sbuf_d, nsc, where[fin_list[j]], q + 1, 0.0)
+                        if nsc == cap:
+                            nsc = _gflush(vs, vg, sbuf_i, sbuf_d, nsc, tbp, tinfo, quantum_ms)
+            stats[0] += 1
+            qn = q + 1
+        t_ms += epoch_ms
+    if lean and not stopped:  # members still served (a run cut at its time limit) leave here
+        qz = max(tinfo[2], np.int64(sbuf_i[1, nsc - 1]) if nsc > 0 else 0)
+        for pp in range(P):
+            for sl in range(mlo[pp], mhi[pp]):
+                nsc = member_push(sbuf_i, sbuf_d, nsc, where[mg[sl]], qz, -1)
+                if nsc == cap:
+                    nsc = _gflush(vs, vg, sbuf_i, sbuf_d, nsc, tbp, tinfo, quantum_ms)
     seg_i, seg_d = gather_segments(buf_i, buf_d, chunks_i, chunks_d, nseg)
     return start, finish, seg_i[0], seg_i[1], seg_i[2], seg_d, stats, _stream_end(
         sbuf_i, nsc, tbp, tinfo, quantum_ms), nsc, tinfo[0]
@@ -1847,6 +2163,12 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
         stream = StreamValidator(instance, empty=True, size=1)
         where = np.zeros(0, dtype=np.int64)
         fvol = np.zeros(0)
+    if name == "fair":  # one rate group per (mapper port, reducer port) pair
+        fdst = model.red_rack[np.repeat(np.arange(model.red_rack.size), np.diff(model.flow_ptr))]
+        pairs, pair_of = np.unique(model.flow_src * model.n_out + fdst, return_inverse=True)
+        pair_of = pair_of.astype(np.int64).ravel()
+        groups = stream.grouped(pairs // model.n_out if lean else pairs[:0],
+                                pairs % model.n_out if lean else pairs[:0])
     ctl = new_control(_horizon(model, params), instance.n_coflows, control)
     lean_args = (lean, where, fvol, stream.state, *stream.buffer, ctl)
     if kind <= 5:
@@ -1857,11 +2179,17 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
                 params.epoch_ms, q, params.zero, params.pseudo_deadlines,
                 params.dark_queues, params.dark_first_mib * MIB, params.dark_factor,
                 params.static_keys, *lean_args)
+    elif name == "fair":
+        fn = _run_fair
+        args = (model.arrival, model.red_ptr, model.red_rack, model.flow_ptr, model.flow_src,
+                model.flow_size, pair_of, pairs.size, model.n_in, model.n_out,
+                params.epoch_ms, q, params.zero, lean, where, fvol, stream.state, groups,
+                *stream.buffer, ctl)
     else:
-        fn = _run_flow
-        args = (kind, model.arrival, model.red_ptr, model.red_rack, model.flow_ptr,
-                model.flow_src, model.flow_size, model.n_in, model.n_out, params.epoch_ms, q,
-                params.zero, *lean_args)
+        fn = _run_pfp
+        args = (model.arrival, model.red_ptr, model.red_rack, model.flow_ptr, model.flow_src,
+                model.flow_size, model.n_in, model.n_out, params.epoch_ms, q, params.zero,
+                *lean_args)
     prepare(fn, *args, notify=notify)
     cb, units = progress_target(progress)
     out = run_kernel(fn, *args, control=ctl, progress=cb, units=units)
