@@ -266,10 +266,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``coflowopt`` console script."""
+    from coflowopt._memory import fix_mmap_threshold
     from coflowopt.interchange import InterchangeError
     from coflowopt.model import InstanceError
     from coflowopt.schedule import ScheduleError
 
+    fix_mmap_threshold()
     args = build_parser().parse_args(argv)
     np.set_printoptions(linewidth=120)
     try:

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from coflowopt._memory import fix_mmap_threshold
 from coflowopt.bench.store import RESULTS_PARQUET, ResultsStore, load_results
 from coflowopt.bench.suite import Suite, import_plugins, load_suite
 from coflowopt.bench.tasks import Task, expand
@@ -300,6 +301,7 @@ def _ignore_sigint() -> None:
     worker dies with its parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
+    fix_mmap_threshold()
 
 
 @contextmanager

@@ -2015,24 +2015,29 @@ def _canonical(scheduler: str) -> str:
 
 def _flows(model: _Model, n: int) -> tuple[np.ndarray, ...]:
     """CoflowSim's flows in the transformed instance's order (by original coflow): ``src``,
-    ``dst``, ``volume`` (MB), ``coflow``, and ``where``: per model flow, its index there."""
+    ``dst``, ``volume`` (MB), ``coflow`` (int32, as the instance keeps them), and ``where``:
+    per model flow, its index there."""
     nf_job = np.diff(model.flow_ptr[model.red_ptr])  # flows per job
-    job_of_flow = np.repeat(np.arange(n), nf_job)
-    coflow = model.order[job_of_flow]
+    job_of_flow = np.repeat(np.arange(n, dtype=np.int32), nf_job)
+    coflow = model.order.astype(np.int32)[job_of_flow]
+    del job_of_flow
     perm = np.argsort(coflow, kind="stable")  # new flow k is model flow perm[k]
     where = np.empty_like(perm)
     where[perm] = np.arange(perm.size)
-    red_of_flow = np.repeat(np.arange(model.red_rack.size), np.diff(model.flow_ptr))
-    return (model.flow_src[perm], model.red_rack[red_of_flow][perm],
-            model.flow_size[perm] / MIB, coflow[perm], where)
+    red_of_flow = np.repeat(np.arange(model.red_rack.size, dtype=np.int32),
+                            np.diff(model.flow_ptr))
+    dst = model.red_rack.astype(np.int32)[red_of_flow[perm]]
+    del red_of_flow
+    return (model.flow_src.astype(np.int32)[perm], dst, model.flow_size[perm] / MIB,
+            coflow[perm], where)
 
 
-def _transformed(inst: Instance, model: _Model, start: np.ndarray
-                 ) -> tuple[Instance, np.ndarray]:
+def _transformed(inst: Instance, model: _Model, start: np.ndarray,
+                 flows: tuple[np.ndarray, ...] | None = None) -> tuple[Instance, np.ndarray]:
     """CoflowSim's flows as an instance in the original coflow order; returns it and, per
-    model flow, its index there."""
+    model flow, its index there.  ``flows``: :func:`_flows`' result, if already made."""
     n = inst.n_coflows
-    src, dst, volume, coflow, where = _flows(model, n)
+    src, dst, volume, coflow, where = flows if flows is not None else _flows(model, n)
     release = np.empty(n)
     release[model.order] = start
     out = Instance.from_arrays(
@@ -2148,12 +2153,13 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
     t0 = time.process_time()
     model = _build_model(instance, params)
     q = params.quantum_ms
+    # the flows the validator checks and the instance holds (built after the run, with its
+    # releases at the admission epochs)
+    flows = _flows(model, instance.n_coflows)
     if lean:
         tol = _mode_tolerance(params) if check is True else check
         assert isinstance(tol, Tolerance)
-        # the flows the validator checks (the instance, with its releases at the admission
-        # epochs, is built after the run)
-        src, dst, volume, _, where = _flows(model, instance.n_coflows)
+        src, dst, volume, _, where = flows
         cap = np.full(instance.fabric.ports, 0.125)
         # rows in the kernels' flow order: the flows a kernel changes together sit together
         stream = StreamValidator.from_flows(src, dst, volume, cap, cap, tol, flow_of_row=where)
@@ -2196,7 +2202,8 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
     start, finish, sf, sa, sb, sd = out[:6]
     tbp, n_buf, k_first = out[-3:]
     del out
-    inst, where = _transformed(instance, model, start)
+    inst, where = _transformed(instance, model, start, flows)
+    del flows
     meta = {"scheduler": f"coflowsim:{name}", "semantics": "coflowsim"}
     sched = valid = None
     if lean:
