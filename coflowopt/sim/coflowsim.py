@@ -1357,6 +1357,16 @@ def _bq_remove(head, bq, g):
     bq[g, 2] = -1
 
 
+@njit(cache=True)
+def _owners(ptr, size):
+    """Per element of a CSR layout (``ptr``: each segment's first element), its segment."""
+    out = np.empty(size, dtype=np.int64)
+    for r in range(ptr.size - 1):
+        for f in range(ptr[r], ptr[r + 1]):
+            out[f] = r
+    return out
+
+
 @njit(cache=True, error_model="numpy", nogil=True)
 def _run_pfp(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_out,
              epoch_ms, quantum_ms, zero, lean, where, fvol, vs, sbuf_i, sbuf_d, kctl):
@@ -1370,14 +1380,8 @@ def _run_pfp(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_
     nr_ = red_rack.size
     cfull = 1.0 * 1024 * 1048576 / 8.0 * (1.0 * quantum_ms / 1024)  # bytes per quantum
     end_ms = 86400 * 1024
-    f_red = np.empty(nf, dtype=np.int64)
-    for r in range(nr_):
-        for f in range(flow_ptr[r], flow_ptr[r + 1]):
-            f_red[f] = r
-    red_job = np.empty(nr_, dtype=np.int64)
-    for j in range(n):
-        for r in range(red_ptr[j], red_ptr[j + 1]):
-            red_job[r] = j
+    f_red = _owners(flow_ptr, nf)
+    red_job = _owners(red_ptr, nr_)
     x = flow_size.copy()
     d = np.zeros(nf)
     tq = np.zeros(nf, dtype=np.int64)  # x is the bytes left at the start of quantum tq
@@ -1646,14 +1650,8 @@ def _run_fair(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, pair_of
     P = n_pairs
     cfull = 1.0 * 1024 * 1048576 / 8.0 * (1.0 * quantum_ms / 1024)  # bytes per quantum
     end_ms = 86400 * 1024
-    f_red = np.empty(nf, dtype=np.int64)
-    for r in range(nr_):
-        for f in range(flow_ptr[r], flow_ptr[r + 1]):
-            f_red[f] = r
-    red_job = np.empty(nr_, dtype=np.int64)
-    for j in range(n):
-        for r in range(red_ptr[j], red_ptr[j + 1]):
-            red_job[r] = j
+    f_red = _owners(flow_ptr, nf)
+    red_job = _owners(red_ptr, nr_)
     red_open = np.diff(flow_ptr)
     job_open = np.diff(red_ptr)
     start = np.full(n, -1.0)
@@ -1704,9 +1702,10 @@ def _run_fair(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, pair_of
     n_src = np.zeros(n_in, dtype=np.int64)
     mark_d = np.zeros(n_out, dtype=np.bool_)
     mark_s = np.zeros(n_in, dtype=np.bool_)
-    sh_d = np.zeros(n_out)
+    sh_d = np.zeros(n_out)  # the fair share C / flows of each port, as the min() reads it
     sh_s = np.zeros(n_in)
     stats = np.zeros(4, dtype=np.int64)  # events, rate changes, flow completions, pair changes
+    # the pairs with members, in buckets of whole quanta by their key (_bq_insert)
     nb = end_ms // quantum_ms + 2
     head = np.empty(nb, dtype=np.int64)
     hm = np.array([-1], dtype=np.int64)
@@ -1841,8 +1840,8 @@ def _run_fair(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, pair_of
                 touch = 0.0
                 for c in range(nchg):
                     touch += mrow[mlo[chg[c]], 0]
-                if touch < 0.0:
-                    stats[3] -= 1  # never: keeps the loads
+                if touch < 0.0:  # never (bytes left and bounds are >= 0): keeps the loads
+                    stats[3] -= 1
                 for c in range(nchg):
                     pp = chg[c]
                     d = chg_d[c]
