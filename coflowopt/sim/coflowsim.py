@@ -1358,6 +1358,25 @@ def _bq_remove(head, bq, g):
 
 
 @njit(cache=True)
+def _next_admitted(cur, arrival, t_ms, epoch_ms, flow_ptr, red_ptr, start, finish):
+    """The next coflow (job) at or after ``cur`` admitted at epoch ``t_ms`` (CoflowSim: those
+    arriving up to ``t_ms + epoch_ms``), started at ``t_ms``; one without flows is finished
+    there and skipped.  Returns ``(j, cur)``: ``j = -1`` when none is left to admit."""
+    n = arrival.size
+    while cur < n:
+        j = cur
+        if arrival[j] > t_ms + epoch_ms:
+            return -1, cur
+        start[j] = t_ms
+        cur += 1
+        if flow_ptr[red_ptr[j + 1]] == flow_ptr[red_ptr[j]]:
+            finish[j] = t_ms
+            continue
+        return j, cur
+    return -1, cur
+
+
+@njit(cache=True)
 def _owners(ptr, size):
     """Per element of a CSR layout (``ptr``: each segment's first element), its segment."""
     out = np.empty(size, dtype=np.int64)
@@ -1442,15 +1461,11 @@ def _run_pfp(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_
                     nsc = _spush(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, where[g], qa, r,
                                  quantum_ms, lpos)
                 tq[g] = qa
-        while cur < n:
-            j = cur
-            if arrival[j] > t_ms + epoch_ms:
+        while True:
+            j, cur = _next_admitted(cur, arrival, t_ms, epoch_ms, flow_ptr, red_ptr, start,
+                                    finish)
+            if j < 0:
                 break
-            start[j] = t_ms
-            if flow_ptr[red_ptr[j + 1]] == flow_ptr[red_ptr[j]]:
-                finish[j] = t_ms
-                cur += 1
-                continue
             active_jobs += 1
             active_tasks += red_ptr[j + 1] - red_ptr[j]
             for r in range(red_ptr[j], red_ptr[j + 1]):
@@ -1473,7 +1488,6 @@ def _run_pfp(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_
                     else:
                         hd_d[p] = f
             added += 1
-            cur += 1
         q_end = (t_ms + epoch_ms) // quantum_ms
         qn = qa
         first = True
@@ -1727,15 +1741,11 @@ def _run_fair(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, pair_of
     while t_ms < end_ms and (cur < n or active_tasks > 0) and not stopped:
         qa = t_ms // quantum_ms
         added = 0
-        while cur < n:
-            j = cur
-            if arrival[j] > t_ms + epoch_ms:
+        while True:
+            j, cur = _next_admitted(cur, arrival, t_ms, epoch_ms, flow_ptr, red_ptr, start,
+                                    finish)
+            if j < 0:
                 break
-            start[j] = t_ms
-            if flow_ptr[red_ptr[j + 1]] == flow_ptr[red_ptr[j]]:
-                finish[j] = t_ms
-                cur += 1
-                continue
             active_jobs += 1
             active_tasks += red_ptr[j + 1] - red_ptr[j]
             for r in range(red_ptr[j], red_ptr[j + 1]):
@@ -1780,7 +1790,6 @@ def _run_fair(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, pair_of
                         if nsc == cap:
                             nsc = _gflush(vs, vg, sbuf_i, sbuf_d, nsc, tbp, tinfo, quantum_ms)
             added += 1
-            cur += 1
         q_end = (t_ms + epoch_ms) // quantum_ms
         qn = qa
         first = True
