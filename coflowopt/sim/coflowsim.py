@@ -800,9 +800,10 @@ def _layout(lst, ns, red_ptr, flow_ptr, red_done, done, laid):
 # With ``lean`` the kernels store nothing: each segment the stored schedule would hold becomes
 # rate changes (in MB/ms, on the transformed instance's flows ``where[f]``, at breakpoint =
 # quantum index), in time order, with the drift of each flow's last segment applied as
-# _close_drift applies it (same sums, same order, so the same floats).  _run_flow makes its
+# _close_drift applies it (same sums, same order, so the same floats).  _run_pfp makes its
 # changes in time order already; _run_coflow advances a whole window of quanta at once, so its
 # changes are collected per window (_wseg) and sorted by quantum (_wflush) before they go.
+# _run_fair streams the grouped protocol instead (one rate group per port pair, _gflush).
 
 
 @njit(cache=True, inline="always")
@@ -1016,7 +1017,7 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
     nmc = np.zeros(n_in, dtype=np.int64)
     nrc = np.zeros(n_out, dtype=np.int64)
     # segments (flow, first quantum, last quantum exclusive, bytes per quantum)
-    buf_i, buf_d, chunks_i, chunks_d = new_store()  # see _run_flow
+    buf_i, buf_d, chunks_i, chunks_d = new_store()  # see _run_pfp
     nseg = 0
     last_seg = np.full(nf, -1, dtype=np.int64)  # a flow's latest full-rate segment,
     last_end = np.zeros(nf, dtype=np.int64)  # where it ends
