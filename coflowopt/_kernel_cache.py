@@ -20,6 +20,7 @@ __all__ = ["KERNEL_MODULES", "refresh"]
 
 # the modules with compiled functions, relative to the package folder
 KERNEL_MODULES = (
+    "_jit.py",
     "validate.py",
     "sim/allocate.py",
     "sim/coflowsim.py",
@@ -36,6 +37,8 @@ KERNEL_MODULES = (
     "schedulers/dag/backfill.py",
     "schedulers/dag/dma.py",
     "schedulers/dag/slots.py",
+    "schedulers/dag/bna.py",
+    "schedulers/learned/converter.py",
 )
 _STAMP = "coflowopt-kernels.sha1"
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numba import njit
+
+from coflowopt._jit import njit
 
 if TYPE_CHECKING:
     import scipy.sparse as sp

@@ -110,3 +110,16 @@ def test_kernel_modules_listed() -> None:
             need |= callees | {str(p.relative_to(pkg))}
     assert need <= set(KERNEL_MODULES), sorted(need - set(KERNEL_MODULES))
     assert all((pkg / m).exists() for m in KERNEL_MODULES)
+
+
+def test_pipeline_users_listed() -> None:
+    # a kernel compiled through coflowopt._jit's pipeline changes when that module does, which
+    # numba's per-file cache cannot see
+    pkg = Path(__file__).resolve().parents[1] / "coflowopt"
+    users = {str(p.relative_to(pkg)) for p in pkg.rglob("*.py")
+             if "from coflowopt._jit import njit" in p.read_text()}
+    assert len(users) >= 10  # the simulators, the validator and the families' kernels
+    assert users | {"_jit.py"} <= set(KERNEL_MODULES), sorted(users - set(KERNEL_MODULES))
+    plain = [str(p.relative_to(pkg)) for p in pkg.rglob("*.py")
+             if "from numba import njit" in p.read_text() or "numba.njit(" in p.read_text()]
+    assert plain == [p for p in plain if p == "_jit.py"], plain

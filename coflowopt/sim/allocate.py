@@ -25,8 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from coflowopt._jit import njit
 from coflowopt.model import Instance
 
 __all__ = [

@@ -48,9 +48,10 @@ from typing import Any
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
 
+from coflowopt._jit import njit
 from coflowopt.model import Fabric, Instance
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule

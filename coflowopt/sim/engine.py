@@ -22,8 +22,8 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
-from numba import njit
 
+from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.allocate import AllocState

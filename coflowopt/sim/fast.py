@@ -39,8 +39,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
 
+from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.orders import _bssi, _cofair_online
 from coflowopt.schedule import Schedule

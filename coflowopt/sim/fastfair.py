@@ -30,8 +30,8 @@ its flows; :meth:`coflowopt.validate.StreamValidator.grouped`) and nothing is st
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.fast import (

@@ -34,9 +34,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from coflowopt._jit import njit
 
 __all__ = [
     "CONTROL_SIZE",

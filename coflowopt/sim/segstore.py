@@ -11,8 +11,9 @@ reallocated made numba's loops about twice as slow) and nothing is copied on gro
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numba.typed import List
+
+from coflowopt._jit import njit
 
 __all__ = ["CHUNK", "gather_segments", "new_store", "put_segment", "release_free_memory",
            "set_segment_end"]

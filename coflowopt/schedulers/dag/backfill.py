@@ -42,8 +42,8 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from numba import njit
 
+from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedulers.dag.slots import SlotPlan
 from coflowopt.sim.fast import iheap_pop, iheap_push

@@ -29,9 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numba
 import numpy as np
 
+from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
@@ -91,7 +91,7 @@ def _as_matrix(D: Any) -> np.ndarray:
     return A
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _augment_nw(A: np.ndarray, E: int) -> None:
     """North-west-corner fill of ``A`` (in place) up to line sums ``E`` (spec 2.2)."""
     m = A.shape[0]
@@ -123,7 +123,7 @@ def augment(D: np.ndarray) -> np.ndarray:
     return A
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _try_augment(A, s0, mr, mc, seen, stamp, prow, pcol, pptr):
     """Augmenting path from the free row ``s0`` on the support of ``A`` (iterative DFS)."""
     k = A.shape[0]
@@ -163,7 +163,7 @@ def _try_augment(A, s0, mr, mc, seen, stamp, prow, pcol, pptr):
     return False
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _peel_hk(A: np.ndarray):
     """Step B with the ``"hk"`` rule: keep the perfect matching, drop the edges that reach 0,
     repair with augmenting paths.  ``A`` (line sums all ``E``) is consumed."""
@@ -258,7 +258,7 @@ def birkhoff_von_neumann(D: np.ndarray, rule: str = "maxweight"
     return _peel_hk(A)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _assign_real_first(D, perms, durs, ri, ci, amt):
     """Real-first execution of a decomposition: the items (local pair ``(ri, ci)``, ``amt``
     slots, in priority order) of each pair take its matched time one after another, in time
@@ -319,7 +319,7 @@ def _assign_real_first(D, perms, durs, ri, ci, amt):
     return o_item[:m].copy(), o_start[:m].copy(), o_len[:m].copy()
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _compress(src, dst):
     """Local row and column indices of the active ports, and the square size ``k``."""
     n = src.size
@@ -353,7 +353,7 @@ def _compress(src, dst):
     return ri, ci, max(nr, nc)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _items_hk(src, dst, amt):
     """:func:`bna_items` with the ``"hk"`` rule, compiled end to end."""
     ri, ci, k = _compress(src, dst)
@@ -375,7 +375,7 @@ def _items_hk(src, dst, amt):
     return item, start, length, E
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def resolve_runs_hk(src: np.ndarray, dst: np.ndarray, member: np.ndarray, ptr: np.ndarray,
                     rlen: np.ndarray, begin: np.ndarray, flow: np.ndarray, g0: int, cap: int,
                     like: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:

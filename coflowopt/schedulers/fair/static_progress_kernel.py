@@ -33,8 +33,8 @@ the segment store of :mod:`coflowopt.sim.segstore`.  ``(t, P)`` of every event i
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from coflowopt._jit import njit
 from coflowopt.sim.fast import (
     admission_heap,
     heap_pop,

@@ -42,8 +42,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from numba import njit
 
+from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 
