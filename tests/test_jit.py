@@ -53,7 +53,7 @@ def _first_after_loop(x):
         v = x[i]
         if i == 0:
             first = v
-    return first  # noqa: F821 (defined on the first round)
+    return first  # defined on the first round
 
 
 def _rebound(x):
