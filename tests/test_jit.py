@@ -68,6 +68,17 @@ def _rebound(x):
     return out + b[0]
 
 
+def _last_before(nxt, head, limit):
+    # the shape of CoflowSim PFP's sorted insert: `prev = g` feeds the loop's phi for prev
+    # while g's phi takes the next flow; forwarded, prev came back as the new g
+    prev = -1
+    g = head
+    while g >= 0 and g < limit:
+        prev = g
+        g = nxt[g]
+    return prev, g
+
+
 def _arrays():
     cur = np.zeros(7, dtype=np.int64)
     plist = np.arange(41, dtype=np.int64) % 40
@@ -82,10 +93,12 @@ def _nrt_calls(dispatcher) -> int:
 
 def test_results_equal_the_interpreter() -> None:
     for fn, args in [(_loop, (1000, *_arrays())), (_first_after_loop, (np.arange(5.0) + 3,)),
-                     (_rebound, (np.ones(2),))]:
+                     (_rebound, (np.ones(2),)),
+                     (_last_before, (np.array([1, 2, 3, 4, -1]), 0, 3))]:
         expect = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
         assert njit(fn)(*args) == expect, fn.__name__
     assert _first_after_loop(np.arange(5.0) + 3) == 3.0
+    assert _last_before(np.array([1, 2, 3, 4, -1]), 0, 3) == (2, 3)
 
 
 def test_inlined_helper_costs_no_reference_counts() -> None:
