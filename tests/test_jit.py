@@ -8,19 +8,7 @@ from numba.core import ir
 from numba.core.compiler import run_frontend
 
 from coflowopt._jit import forward_copies, njit
-
-
-def _walk(p, idx, pend, live, cur, plist, pos):
-    # the shape of the fluid kernel's port walker: three arrays, two exits
-    if cur[p] == idx or cur[p] == -1:
-        if live and idx + 1 < pend:
-            cur[p] = idx + 1
-            return pos[plist[idx + 1]]
-        cur[p] = -1
-    return -1
-
-
-_walk_inline = plain_njit(inline="always")(_walk)
+from coflowopt.sim.fast import _walk as _walk_inline  # the fluid cascade's port walker
 
 
 def _loop(n, cur, plist, pos):
