@@ -321,10 +321,10 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                         ns = group_push(buf_i, buf_d, ns, p, kk, nr)
                         if ns == CHUNK:
                             ns = group_consume(vs, vg, buf_i, buf_d, ns, bps)
-                    else:
+                    else:  # (opened is the stored form's alone: one line less per change)
                         ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk,
                                          pr[p, _RATE])
-                    opened[p] = kk
+                        opened[p] = kk
                     pr[p, _RATE] = nr
                     due[p] = np.nan
                 if due[p] != due[p]:
@@ -426,8 +426,8 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                             ns = group_consume(vs, vg, buf_i, buf_d, ns, bps)
                     else:
                         ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk,
-                                  pr[p, _RATE])
-                    opened[p] = kk
+                                         pr[p, _RATE])
+                        opened[p] = kk
                     pr[p, _RATE] = 0.0
                 c = fc[f]
                 left[c] -= 1
