@@ -319,31 +319,32 @@ def release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na):
 
 
 @njit(cache=True, inline="always")
-def _insert(plist, res, cnt, idx, p, cap, f, pos):
-    """Put flow ``f`` into port ``p``'s list (slots ``p * cap ...``), keeping priority order;
-    the per-slot residuals ``res`` move with their flows."""
+def _insert(plist, res, cnt, qp, col, p, cap, q):
+    """Put list position ``q`` into port ``p``'s list (slots ``p * cap ...``), keeping
+    priority order; the per-slot residuals ``res`` move with their flows, and ``qp[., col]``
+    follows each position's slot."""
     base = p * cap
     k = base + cnt[p]
-    while k > base and pos[plist[k - 1]] > pos[f]:
+    while k > base and plist[k - 1] > q:
         plist[k] = plist[k - 1]
         res[k] = res[k - 1]
-        idx[plist[k]] = k
+        qp[plist[k], col] = k
         k -= 1
-    plist[k] = f
-    idx[f] = k
+    plist[k] = q
+    qp[q, col] = k
     cnt[p] += 1
     return k
 
 
 @njit(cache=True, inline="always")
-def _remove(plist, res, cnt, idx, p, cap, f):
-    """Take flow ``f`` out of port ``p``'s list, keeping the order of the others."""
+def _remove(plist, res, cnt, qp, col, p, cap, q):
+    """Take list position ``q`` out of port ``p``'s list, keeping the order of the others."""
     end = p * cap + cnt[p] - 1
-    for j in range(idx[f], end):
+    for j in range(qp[q, col], end):
         g = plist[j + 1]
         plist[j] = g
         res[j] = res[j + 1]
-        idx[g] = j
+        qp[g, col] = j
     cnt[p] -= 1
 
 
@@ -382,13 +383,13 @@ def _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, buf_i, buf_d, chunks_i, chun
 
 
 @njit(cache=True, inline="always")
-def _walk(p, idx, pend, live, cur, plist, pos):
+def _walk(p, idx, pend, live, cur, plist):
     """Move port ``p``'s walker past list index ``idx`` (a flow just processed); returns the
     list position to visit next on this port, or -1."""
     if cur[p] == idx or cur[p] == -1:
         if live and idx + 1 < pend:
             cur[p] = idx + 1
-            return pos[plist[idx + 1]]
+            return plist[idx + 1]
         cur[p] = -1
     return -1
 
@@ -408,12 +409,12 @@ def _offer(top, q, wh, nw):
 
 
 @njit(cache=True, inline="always")
-def _start_walk(p, cap, cnt, cur, plist, pos, wh, nw):
+def _start_walk(p, cap, cnt, cur, plist, wh, nw):
     """Revisit port ``p``'s list from its first flow (its capacity changed)."""
     a = p * cap
     if cnt[p] > 0 and cur[p] != a:
         cur[p] = a
-        nw = iheap_push(wh, nw, pos[plist[a]])
+        nw = iheap_push(wh, nw, plist[a])
     return nw
 
 
@@ -430,12 +431,15 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     tl = np.full(F, t0)
     x = np.zeros(F)
     r = np.zeros(F)  # Varys: MADD reservation
-    e = np.zeros(F)  # greedy share
     finished = np.zeros(F, dtype=np.bool_)
     opened = np.zeros(F, dtype=np.int32)
-    idx_in = np.zeros(F, dtype=np.int32)
-    idx_out = np.zeros(F, dtype=np.int32)
-    pos = np.zeros(F, dtype=np.int32)
+    pos = np.zeros(F, dtype=np.int32)  # the flow's position in the priority list glist
+    # what the cascade reads of a head, by list position (the list is a few thousand heads
+    # among 706 K flows on FB2010: position rows stay in cache where flow-indexed arrays
+    # missed it at every visit): its ingress and egress list slots, its ports; its greedy
+    # share and a finished flag
+    qp = np.zeros((F, 4), dtype=np.int32)
+    qx = np.zeros((F, 2))
     # coflow state
     left = np.zeros(C, dtype=np.int64)
     live = order.copy()  # per coflow, its unfinished flows in order: live[ptr[c]:live_end[c]]
@@ -464,14 +468,14 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     # port lists hold only pair heads (see the module docstring): at most one live and one
     # just-finished head per (ingress, egress) pair, so 2 m + 2 slots per port
     lcap = 2 * m + 2
-    plist_in = np.empty(m * lcap, dtype=np.int64)
+    plist_in = np.empty(m * lcap, dtype=np.int32)  # list positions
     cnt_in = np.zeros(m, dtype=np.int64)
     # per list slot: the residual of the port left by the flows before it (ingress, egress),
     # and the cascade's visit stamp (by ingress slot)
     res_in = np.zeros(m * lcap)
     res_out = np.zeros(m * lcap)
     stamp = np.zeros(m * lcap, dtype=np.int64)
-    plist_out = np.empty(m * lcap, dtype=np.int64)
+    plist_out = np.empty(m * lcap, dtype=np.int32)
     cnt_out = np.zeros(m, dtype=np.int64)
     head = np.zeros(F, dtype=np.bool_)
     nxt = np.full(F, -1, dtype=np.int32)  # the pair's chain, in priority order
@@ -691,6 +695,9 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             for q in range(n_list):
                 f = glist[q]
                 s_, d_ = src[f], dst[f]
+                qp[q, 2] = s_
+                qp[q, 3] = d_
+                qx[q, 1] = 0.0
                 pr = s_ * m + d_
                 nxt[f] = -1
                 if pmark[pr] != n_full:
@@ -699,12 +706,12 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     prv[f] = -1
                     head[f] = True
                     a = s_ * lcap + cnt_in[s_]
-                    plist_in[a] = f
-                    idx_in[f] = a
+                    plist_in[a] = q
+                    qp[q, 0] = a
                     cnt_in[s_] += 1
                     b = d_ * lcap + cnt_out[d_]
-                    plist_out[b] = f
-                    idx_out[f] = b
+                    plist_out[b] = q
+                    qp[q, 1] = b
                     cnt_out[d_] += 1
                 else:
                     head[f] = False
@@ -754,22 +761,22 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             for q in range(n_list):
                 f = glist[q]
                 if not head[f]:
-                    e[f] = 0.0  # behind its pair's head: one of its ports is full
+                    qx[q, 0] = 0.0  # behind its pair's head: one of its ports is full
                     continue
                 s_, d_ = src[f], dst[f]
-                a = idx_in[f]
-                b = idx_out[f]
+                a = qp[q, 0]
+                b = qp[q, 1]
                 res_in[a] = capg_in[s_] - use_in[s_]
                 res_out[b] = capg_out[d_] - use_out[d_]
                 v = min(res_in[a], res_out[b])
                 if v <= TINY * min(cap_in[s_], cap_out[d_]):
                     v = 0.0
-                e[f] = v
+                qx[q, 0] = v
                 use_in[s_] += v
                 use_out[d_] += v
             for q in range(n_list):
                 f = glist[q]
-                nx = r[f] + e[f]
+                nx = r[f] + qx[q, 0]
                 if nx != x[f]:
                     ns, nq, n_re = _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, buf_i, buf_d,
                                              chunks_i, chunks_d, ns, qkey, qheap, qwhere, nq,
@@ -801,8 +808,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     capg_out[d_] += r[f]
                     dcap_out[d_] += r[f]
                     r[f] = 0.0
-                    nw = _start_walk(s_, lcap, cnt_in, cur_in, plist_in, pos, wh, nw)
-                    nw = _start_walk(d_, lcap, cnt_out, cur_out, plist_out, pos, wh, nw)
+                    nw = _start_walk(s_, lcap, cnt_in, cur_in, plist_in, wh, nw)
+                    nw = _start_walk(d_, lcap, cnt_out, cur_out, plist_out, wh, nw)
                 # unlink from the pair's chain; a finished head passes the pair to the next
                 pr = s_ * m + d_
                 if prv[f] != -1:
@@ -822,35 +829,35 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 # the new head enters with no rate and the residuals the old allocation left
                 # before it; the cascade then gives it its share
                 head[g] = True
-                e[g] = 0.0
+                q = pos[g]
+                qx[q, 0] = 0.0
                 s_, d_ = src[g], dst[g]
-                a = _insert(plist_in, res_in, cnt_in, idx_in, s_, lcap, g, pos)
+                a = _insert(plist_in, res_in, cnt_in, qp, 0, s_, lcap, q)
                 if a == s_ * lcap:
                     res_in[a] = capg_in[s_]
                 else:
-                    res_in[a] = res_in[a - 1] - e[plist_in[a - 1]]
-                b = _insert(plist_out, res_out, cnt_out, idx_out, d_, lcap, g, pos)
+                    res_in[a] = res_in[a - 1] - qx[plist_in[a - 1], 0]
+                b = _insert(plist_out, res_out, cnt_out, qp, 1, d_, lcap, q)
                 if b == d_ * lcap:
                     res_out[b] = capg_out[d_]
                 else:
-                    res_out[b] = res_out[b - 1] - e[plist_out[b - 1]]
-                nw = iheap_push(wh, nw, pos[g])
+                    res_out[b] = res_out[b - 1] - qx[plist_out[b - 1], 0]
+                nw = iheap_push(wh, nw, q)
             top = -1
             while nw > 0 or top >= 0:
                 if top >= 0 and (nw == 0 or top <= wh[0]):
-                    g = glist[top]
+                    q = top
                     top = -1
                 else:
-                    g = glist[wh[0]]
+                    q = wh[0]
                     nw = iheap_pop(wh, nw)
-                a = idx_in[g]
-                b = idx_out[g]
+                a = qp[q, 0]
                 if stamp[a] == stamp_id:
                     continue
                 stamp[a] = stamp_id
                 n_visits += 1
-
-                s_, d_ = src[g], dst[g]
+                b = qp[q, 1]
+                s_, d_ = qp[q, 2], qp[q, 3]
                 # written out, as at the finished flows above: an inlined helper taking the four
                 # arrays cost varys 2 s over the 59 M visits (reference counting per call); with
                 # coflowopt._jit's copy forwarding a helper (_touch at the four sites) still
@@ -865,18 +872,21 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     n_tout += 1
                 res_in[a] += dcap_in[s_]
                 res_out[b] += dcap_out[d_]
-                if finished[g]:
+                done = qx[q, 1] != 0.0
+                if done:
                     ne = 0.0
                 else:
                     ne = min(res_in[a], res_out[b])
                     if ne <= TINY * min(cap_in[s_], cap_out[d_]):
                         ne = 0.0
-                dx = ne - e[g]
-                if abs(dx) > TINY * min(cap_in[s_], cap_out[d_]) or (ne == 0.0 and e[g] != 0.0):
-                    e[g] = ne
+                eg = qx[q, 0]
+                dx = ne - eg
+                if abs(dx) > TINY * min(cap_in[s_], cap_out[d_]) or (ne == 0.0 and eg != 0.0):
+                    qx[q, 0] = ne
                     dcap_in[s_] -= dx
                     dcap_out[d_] -= dx
-                    if not finished[g]:
+                    if not done:
+                        g = glist[q]
                         ns, nq, n_re = _set_rate(g, r[g] + ne, t, kk, fc, x, rem, tl, opened,
                                                  buf_i, buf_d, chunks_i, chunks_d, ns, qkey,
                                                  qheap, qwhere, nq, csent, ctl, crate, retime,
@@ -885,10 +895,10 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                             ns = stream_consume(vs, buf_i, buf_d, ns, bps)
                 live_in = abs(dcap_in[s_]) > TINY * cap_in[s_]
                 live_out = abs(dcap_out[d_]) > TINY * cap_out[d_]
-                top, nw = _offer(top, _walk(s_, idx_in[g], s_ * lcap + cnt_in[s_], live_in,
-                                            cur_in, plist_in, pos), wh, nw)
-                top, nw = _offer(top, _walk(d_, idx_out[g], d_ * lcap + cnt_out[d_], live_out,
-                                            cur_out, plist_out, pos), wh, nw)
+                top, nw = _offer(top, _walk(s_, a, s_ * lcap + cnt_in[s_], live_in, cur_in,
+                                            plist_in), wh, nw)
+                top, nw = _offer(top, _walk(d_, b, d_ * lcap + cnt_out[d_], live_out, cur_out,
+                                            plist_out), wh, nw)
                 if not live_in:
                     dcap_in[s_] = 0.0
                 if not live_out:
@@ -904,8 +914,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 f = fin[j]
                 if head[f]:
                     head[f] = False
-                    _remove(plist_in, res_in, cnt_in, idx_in, src[f], lcap, f)
-                    _remove(plist_out, res_out, cnt_out, idx_out, dst[f], lcap, f)
+                    _remove(plist_in, res_in, cnt_in, qp, 0, src[f], lcap, pos[f])
+                    _remove(plist_out, res_out, cnt_out, qp, 1, dst[f], lcap, pos[f])
         n_fin = 0
         # D-CLAS: coflows whose rate changed get a new threshold-crossing time
         for j in range(n_re):
@@ -938,6 +948,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         while nq > 0 and qkey[0] <= t + tol:
             f = qheap[0]
             finished[f] = True
+            qx[pos[f], 1] = 1.0
             ns, nq, n_re = _set_rate(f, 0.0, t, kk, fc, x, rem, tl, opened, buf_i, buf_d,
                                      chunks_i, chunks_d, ns, qkey, qheap, qwhere, nq, csent,
                                      ctl, crate, retime, n_re, flagged, lean)
@@ -1055,6 +1066,10 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
     """
     inst = instance
     C = inst.n_coflows
+    m = inst.fabric.ports
+    if m * (2 * m + 2) >= 1 << 31:
+        # the port lists' slots are int32 (the cascade's position rows)
+        raise ValueError(f"the fast engine takes at most 32,766 ports; this fabric has {m}")
     n_pred, succ_ptr, succ, rel, t0 = admission_inputs(inst)
     def arr(a: np.ndarray | None, default: np.ndarray | None,
             dtype: type = np.float64) -> np.ndarray:
