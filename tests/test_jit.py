@@ -11,15 +11,15 @@ from coflowopt._jit import forward_copies, njit
 from coflowopt.sim.fast import _walk as _walk_inline  # the fluid cascade's port walker
 
 
-def _loop(n, cur, plist, pos):
+def _loop(n, cur, plist):
     s = 0
     for i in range(n):
         p = i % cur.size
-        s += _walk_inline(p, cur[p], plist.size - 1, (i & 3) != 0, cur, plist, pos)
+        s += _walk_inline(p, cur[p], plist.size - 1, (i & 3) != 0, cur, plist)
     return s
 
 
-def _loop_by_hand(n, cur, plist, pos):
+def _loop_by_hand(n, cur, plist):
     s = 0
     for i in range(n):
         p = i % cur.size
@@ -28,7 +28,7 @@ def _loop_by_hand(n, cur, plist, pos):
         if cur[p] == idx or cur[p] == -1:
             if (i & 3) != 0 and idx + 1 < plist.size - 1:
                 cur[p] = idx + 1
-                q = pos[plist[idx + 1]]
+                q = plist[idx + 1]
             else:
                 cur[p] = -1
         s += q
@@ -69,9 +69,8 @@ def _last_before(nxt, head, limit):
 
 def _arrays():
     cur = np.zeros(7, dtype=np.int64)
-    plist = np.arange(41, dtype=np.int64) % 40
-    pos = np.arange(40, dtype=np.int64)[::-1].copy()
-    return cur, plist, pos
+    plist = (np.arange(41, dtype=np.int32) * 7) % 40  # list positions, as the cascade's lists
+    return cur, plist
 
 
 def _nrt_calls(dispatcher) -> int:
