@@ -163,7 +163,9 @@ def test_ctrl_c_stops_coflowopt_run_with_130_and_whole_outputs(tmp_path) -> None
     csv_path.write_text("scheduler,coflow\nold,1\n")
     cmd = [sys.executable, "-m", "coflowopt.cli", "run", "--synthetic", "--coflows", "526",
            "-s", "fair", "--csv", str(csv_path)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # a shell's background job inherits SIGINT ignored: give the child an interactive one's
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
         first = ""
