@@ -1069,7 +1069,7 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
     m = inst.fabric.ports
     if m * (2 * m + 2) >= 1 << 31:
         # the port lists' slots are int32 (the cascade's position rows)
-        raise ValueError(f"the fast engine takes at most 32,766 ports; this fabric has {m}")
+        raise ValueError(f"the fast engine takes at most 32,767 ports; this fabric has {m}")
     n_pred, succ_ptr, succ, rel, t0 = admission_inputs(inst)
     def arr(a: np.ndarray | None, default: np.ndarray | None,
             dtype: type = np.float64) -> np.ndarray:
