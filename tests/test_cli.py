@@ -158,14 +158,15 @@ def test_ctrl_c_stops_coflowopt_run_with_130_and_whole_outputs(tmp_path) -> None
     import sys
     import time
 
+    from interrupt import interactive_sigint
+
     # fair on a large synthetic workload runs for minutes; a CSV from before stays whole
     csv_path = tmp_path / "cct.csv"
     csv_path.write_text("scheduler,coflow\nold,1\n")
     cmd = [sys.executable, "-m", "coflowopt.cli", "run", "--synthetic", "--coflows", "526",
            "-s", "fair", "--csv", str(csv_path)]
-    # a shell's background job inherits SIGINT ignored: give the child an interactive one's
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=interactive_sigint)
     try:
         deadline = time.monotonic() + 120
         first = ""

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from interrupt import interactive_sigint
 from numba import njit
 
 from coflowopt import Tolerance
@@ -139,10 +140,6 @@ def test_run_kernel_from_another_thread_and_errors() -> None:
         run_kernel(_spin, ctl, control=ctl, units="bytes")
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_sigint_interrupts_a_running_kernel() -> None:
     """Ctrl-C in a process running the fair kernel on a large instance: a KeyboardInterrupt
     traceback, no segmentation fault."""
@@ -157,12 +154,10 @@ def test_sigint_interrupts_a_running_kernel() -> None:
         "fast_fair(inst, check=Tolerance(), progress=tick)\n"
         "print('finished', flush=True)\n"
     )
-    # a shell's background job inherits SIGINT ignored, and Python then installs no
-    # KeyboardInterrupt handler: give the child the disposition of an interactive process
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHONFAULTHANDLER": "1"},
-                            preexec_fn=_default_sigint)
+                            preexec_fn=interactive_sigint)
     try:
         deadline = time.monotonic() + 600  # a cold cache compiles first
         line = ""
