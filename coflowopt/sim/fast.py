@@ -84,6 +84,9 @@ KIND_DCLAS = 3  # D-CLAS queues on attained service (Aalo, A-SEBF)
 KIND_COFAIR = 4  # CoFair on remaining volumes and residual deadlines, MPS fallback
 
 TINY = 1e-12
+# port lists of 2 m + 2 slots per port, indexed by int32 slots (the cascade's position rows):
+# the most ports with m (2 m + 2) < 2**31
+MAX_PORTS = 32_767
 
 
 # -- heaps of fixed size (no array is reallocated inside the event loop) ------------------------
@@ -1067,9 +1070,8 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
     inst = instance
     C = inst.n_coflows
     m = inst.fabric.ports
-    if m * (2 * m + 2) >= 1 << 31:
-        # the port lists' slots are int32 (the cascade's position rows)
-        raise ValueError(f"the fast engine takes at most 32,767 ports; this fabric has {m}")
+    if m > MAX_PORTS:
+        raise ValueError(f"the fast engine takes at most {MAX_PORTS:,} ports; this fabric has {m}")
     n_pred, succ_ptr, succ, rel, t0 = admission_inputs(inst)
     def arr(a: np.ndarray | None, default: np.ndarray | None,
             dtype: type = np.float64) -> np.ndarray:
