@@ -28,8 +28,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-p", "--param", action="append", default=[], metavar="[NAME.]KEY=VALUE",
                    help="a scheduler parameter, VALUE as in TOML (e.g. -p E=1.5, -p E=inf, "
                    "-p mode=online); NAME. limits it to that scheduler (repeatable)")
-    p.add_argument("--schedule-out", help="write the (last) schedule as JSON; with several "
-                   "schedulers, NAME is inserted before the extension")
+    p.add_argument("--schedule-out", help="write the schedule as JSON; with several "
+                   "schedulers, NAME is inserted before the extension; with --semantics "
+                   "coflowsim also the simulated instance it refers to, as FILE.instance.json")
     p.add_argument("--csv", help="write per-coflow results (scheduler, coflow, release, "
                    "completion, cct, slowdown)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -49,16 +50,45 @@ def _schedule_path(base: str, name: str, several: bool) -> Path:
     return p.with_name(p.name[: len(p.name) - len(suffixes)] + f"-{name}" + suffixes)
 
 
+def instance_path(schedule_path: str | Path) -> Path:
+    """Where a CoflowSim-mode schedule's simulated instance goes: ``s.json`` ->
+    ``s.instance.json`` (``.json.gz`` -> ``.instance.json.gz``; any other name gets
+    ``.instance.json`` appended), beside the schedule."""
+    p = Path(schedule_path)
+    for ext in (".json.gz", ".json"):
+        if p.name.endswith(ext):
+            return p.with_name(p.name[: -len(ext)] + ".instance" + ext)
+    return p.with_name(p.name + ".instance.json")
+
+
+def _output_paths(args: argparse.Namespace, infos: list[Any]) -> list[Path]:
+    """Every file the run will write, so that each can be checked before any work."""
+    out = [Path(args.csv)] if args.csv else []
+    if args.schedule_out:
+        for info in infos:
+            sp = _schedule_path(args.schedule_out, info.name, len(infos) > 1)
+            out.append(sp)
+            if info.semantics == "coflowsim":
+                out.append(instance_path(sp))
+    return out
+
+
 @contextlib.contextmanager
 def _progress_bar(name: str, inst: Any, args: argparse.Namespace) -> Iterator[Any]:
-    """A bar in per mille of the run (simulated time against the horizon estimate, or
-    coflows), for long runs unless ``--no-progress``; yields the ``progress`` callback."""
-    if args.no_progress or inst.n_flows <= 50_000:
+    """A bar of the run's progress (simulated time against the kernel's estimate of the
+    horizon, or coflows done), for long runs on a terminal unless ``--no-progress``; yields
+    the ``progress`` callback.  It shows no time-left estimate: simulated time does not advance
+    at a steady pace in wall time (the end of a run is often much faster than its start), so
+    any such estimate is unfounded.  On a stderr that is not a terminal (a log, a pipe) there
+    is no bar, whose carriage returns would only be noise there."""
+    if args.no_progress or inst.n_flows <= 50_000 or not sys.stderr.isatty():
         yield None
         return
     from tqdm import tqdm
 
-    bar = tqdm(total=1000, desc=name, unit="‰", leave=False, file=sys.stderr)
+    bar = tqdm(total=1000, desc=name, leave=False, file=sys.stderr,
+               bar_format="{desc}: {percentage:3.0f}% of the estimated horizon "
+                          "|{bar}| {elapsed} elapsed")
 
     def tick(done: float, total: float) -> None:
         if total > 0:
@@ -117,6 +147,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if isinstance(params, str):  # parameters are checked before any work too
         print(f"coflowopt run: error: {params}", file=sys.stderr)
         return 2
+    from coflowopt.interchange import output_problem
+
+    for path in _output_paths(args, infos):  # and so is every output file
+        problem = output_problem(path)
+        if problem:
+            print(f"coflowopt run: error: {problem}", file=sys.stderr)
+            return 2
     if args.trace:
         inst = load_any(args.trace)
         label = args.trace
@@ -136,6 +173,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     # schedulers that proved no schedule meets their own constraints (CoFair below E_MPS):
     # a result, printed in one line; the others still run
     infeasible: list[str] = []
+    # output files that could not be written ("PATH: reason"): reported after the table,
+    # the other schedulers still run
+    failed: list[str] = []
     try:
         for info in infos:
             try:
@@ -147,34 +187,57 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(f"{info.name}: infeasible: {str(exc).removeprefix(info.name + ': ')}")
                 continue
             lb_inst = res.instance  # coflowsim: rounded flows, releases at the admission epochs
-            _report(res, rows, out, args, len(infos) > 1)
+            _report(res, rows, out, args, len(infos) > 1, failed)
     except KeyboardInterrupt:
         # the kernel stopped at once; what finished is printed and its CSV rows kept
         interrupted = True
     if out is not None and rows:  # none finished: an existing file stays as it was
-        _write_csv(args.csv, out)
+        try:
+            _write_csv(args.csv, out)
+        except OSError as exc:
+            failed.append(_os_error(exc, args.csv))
+            out = None  # so the interrupted line below does not claim the rows were kept
     if infeasible and not rows and not interrupted:
         return 1  # nothing to tabulate: the one line said it
     lb = lower_bounds(lb_inst)
     if args.semantics == "coflowsim":
         print("semantics: coflowsim (rounded flows, releases at the admission epochs, CCT "
               "from there; the bound is for that instance)")
+    # jobs of several coflows (or Starts-After edges): the job objectives the DAG schedulers
+    # optimise (average JCT, sum_j w_j C_j over jobs) get their own columns
+    jobs = any("avg_jct" in s for _, s, _ in rows)
     head = (f"{'scheduler':<11} {'avg CCT':>12} {'p50':>10} {'p95':>12} {'p99':>12} "
-            f"{'avg slowdown':>12} {'wtd compl.':>14} {'cpu s':>7}")
-    print(f"times in {unit}; lower bound on avg CCT: {lb['avg_cct']:.6g}; cpu s = simulation "
-          "and validation")
+            f"{'avg slowdown':>12} {'wtd compl.':>14}"
+            + (f" {'avg JCT':>12} {'wtd JCT':>14}" if jobs else "") + f" {'cpu s':>7}")
+    bound = f"lower bound on avg CCT: {lb['avg_cct']:.6g}"
+    if jobs:
+        bound += f", on wtd JCT: {lb['weighted_jct']:.6g}"
+    print(f"times in {unit}; {bound}; cpu s = simulation and validation"
+          + ("; wtd JCT = sum of job weight x job completion" if jobs else ""))
     print(head)
     for name, s, cpu in rows:
-        print(f"{name:<11} {s['avg_cct']:>12.6g} {s['cct_p50']:>10.5g} {s['cct_p95']:>12.6g} "
-              f"{s['cct_p99']:>12.6g} {s['avg_slowdown']:>12.4g} "
-              f"{s['weighted_completion']:>14.6g} {cpu:>7.2f}")
+        line = (f"{name:<11} {s['avg_cct']:>12.6g} {s['cct_p50']:>10.5g} "
+                f"{s['cct_p95']:>12.6g} {s['cct_p99']:>12.6g} {s['avg_slowdown']:>12.4g} "
+                f"{s['weighted_completion']:>14.6g}")
+        if jobs:
+            line += (f" {s.get('avg_jct', float('nan')):>12.6g} "
+                     f"{s.get('weighted_jct', float('nan')):>14.6g}")
+        print(f"{line} {cpu:>7.2f}")
+    for problem in failed:
+        print(f"coflowopt run: cannot write {problem}", file=sys.stderr)
     if interrupted:
         done = ", ".join(n for n, _, _ in rows) or "none"
         print(f"interrupted: finished {done}" + (f"; {args.csv} holds their rows"
-                                                  if args.csv and rows else ""),
+                                                  if out is not None and rows else ""),
               file=sys.stderr)
         return 130
-    return 1 if infeasible else 0
+    return 1 if infeasible or failed else 0
+
+
+def _os_error(exc: OSError, path: str | Path) -> str:
+    from coflowopt.interchange import os_error_text
+
+    return os_error_text(exc, path)
 
 
 def _write_csv(path: str, body: list[list[Any]]) -> None:
@@ -188,10 +251,11 @@ def _write_csv(path: str, body: list[list[Any]]) -> None:
 
 
 def _report(res: Any, rows: list, out: list[list[Any]] | None, args: argparse.Namespace,
-            several: bool) -> None:
-    """Add one validated run's metrics row, its CSV rows and its schedule file."""
+            several: bool, failed: list[str]) -> None:
+    """Add one validated run's metrics row, its CSV rows and its schedule file (a file that
+    cannot be written is added to ``failed`` as ``"PATH: reason"``)."""
     from coflowopt import metrics
-    from coflowopt.interchange import save_schedule
+    from coflowopt.interchange import save_instance, save_schedule
 
     valid, inst = res.valid, res.instance
     rows.append((res.scheduler, metrics.summary(valid), res.cpu_seconds))
@@ -206,4 +270,21 @@ def _report(res: Any, rows: list, out: list[list[Any]] | None, args: argparse.Na
     if args.schedule_out:
         if valid.schedule is None:
             raise RuntimeError(f"{res.scheduler}: no stored schedule to write")
-        save_schedule(valid.schedule, _schedule_path(args.schedule_out, res.scheduler, several))
+        path = _schedule_path(args.schedule_out, res.scheduler, several)
+        if res.semantics == "coflowsim":
+            # the schedule refers to the rounded, re-split instance that was simulated, which
+            # no input file holds: it is written beside the schedule, so the pair can be checked
+            ipath = instance_path(path)
+            try:
+                save_instance(inst, ipath)
+            except OSError as exc:
+                failed.append(_os_error(exc, ipath))
+                return
+        try:
+            save_schedule(valid.schedule, path)
+        except OSError as exc:
+            failed.append(_os_error(exc, path))
+            return
+        if res.semantics == "coflowsim":
+            print(f"{res.scheduler}: wrote {path} and the simulated instance it schedules, "
+                  f"{ipath} (coflowopt validate {ipath} {path})")

@@ -53,6 +53,8 @@ __all__ = [
     "instance_to_dict",
     "load_instance",
     "load_schedule",
+    "os_error_text",
+    "output_problem",
     "save_instance",
     "save_schedule",
     "schedule_from_dict",
@@ -136,23 +138,38 @@ def instance_from_dict(d: dict[str, Any], *, source: str = "<dict>") -> Instance
     jobs = _get(d, "jobs", source)
     deadline = [math.nan if x is None else x for x in _column(jobs, "deadline", f"{source}: jobs")]
     ports = _get(d, "ports", source)
+
+    def num(group: Any, name: str, key: str, *, integer: bool = False) -> np.ndarray:
+        # a number written as text ("12") is an error naming its place, never coerced
+        return _numbers(_column(group, key, f"{source}: {name}"), f"{source}: {name}.{key}",
+                        integer=integer)
+
+    def capacity(key: str) -> Any:
+        v = _get(d, key, source)
+        if isinstance(v, list):
+            return _numbers(v, f"{source}: {key}", integer=False)
+        if type(v) is bool or not isinstance(v, (int, float)):
+            raise InterchangeError(f"{source}: {key}: expected a number or a list of numbers, "
+                                   f"got {_short(v)}")
+        return v
+
     try:
-        fabric = Fabric(ports, _get(d, "capacity_in", source), _get(d, "capacity_out", source))
+        fabric = Fabric(ports, capacity("capacity_in"), capacity("capacity_out"))
         return Instance.from_arrays(
             fabric,
-            np.asarray(_column(flows, "src", f"{source}: flows"), dtype=np.int64),
-            np.asarray(_column(flows, "dst", f"{source}: flows"), dtype=np.int64),
-            np.asarray(_column(flows, "volume", f"{source}: flows"), dtype=np.float64),
-            np.asarray(_column(flows, "coflow", f"{source}: flows"), dtype=np.int64),
+            num(flows, "flows", "src", integer=True),
+            num(flows, "flows", "dst", integer=True),
+            num(flows, "flows", "volume"),
+            num(flows, "flows", "coflow", integer=True),
             coflow_id=np.asarray(_column(coflows, "id", f"{source}: coflows"), dtype=object),
-            coflow_release=_column(coflows, "release", f"{source}: coflows"),
-            coflow_weight=_column(coflows, "weight", f"{source}: coflows"),
-            coflow_job=np.asarray(_column(coflows, "job", f"{source}: coflows"), dtype=np.int64),
+            coflow_release=num(coflows, "coflows", "release"),
+            coflow_weight=num(coflows, "coflows", "weight"),
+            coflow_job=num(coflows, "coflows", "job", integer=True),
             n_coflows=len(_column(coflows, "id", f"{source}: coflows")),
             job_id=np.asarray(_column(jobs, "id", f"{source}: jobs"), dtype=object),
-            job_release=_column(jobs, "release", f"{source}: jobs"),
-            job_weight=_column(jobs, "weight", f"{source}: jobs"),
-            job_deadline=deadline,
+            job_release=num(jobs, "jobs", "release"),
+            job_weight=num(jobs, "jobs", "weight"),
+            job_deadline=_numbers(deadline, f"{source}: jobs.deadline", integer=False),
             n_jobs=len(_column(jobs, "id", f"{source}: jobs")),
             starts_after=_get(d, "starts_after", source),
             finishes_before=d.get("finishes_before"),
@@ -339,6 +356,37 @@ def write_atomic(path: str | os.PathLike[str], chunks: Iterable[str]) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def output_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be written by :func:`write_atomic` (``"PATH: reason"``), or
+    ``None``; checked by creating and removing a temporary file beside it, so a run can refuse
+    before any work rather than fail after it (a missing, read-only or pseudo folder such as
+    ``/proc``, a directory given as the file)."""
+    p = Path(path)
+    if p.is_dir():
+        return f"{p}: is a directory"
+    parent = p.parent
+    if not parent.exists():
+        return f"{p}: folder {parent} does not exist"
+    if not parent.is_dir():
+        return f"{p}: {parent} is not a folder"
+    tmp = parent / f".{p.name}.{os.getpid()}.{secrets.token_hex(4)}.check"
+    try:
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except OSError as exc:
+        return f"{p}: cannot write in {parent} ({exc.strerror or exc})"
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+    return None
+
+
+def os_error_text(exc: OSError, path: str | os.PathLike[str] | None = None) -> str:
+    """One line for an operating-system error on ``path``: ``"PATH: reason"`` (the reason as
+    the OS words it, e.g. ``No space left on device``)."""
+    where = path if path is not None else exc.filename
+    reason = exc.strerror or str(exc)
+    return f"{where}: {reason}" if where is not None else reason
 
 
 # -- reading ------------------------------------------------------------------------------------

@@ -82,6 +82,17 @@ def test_hand_written_schedule_file(tmp_path) -> None:
     (lambda d: d["flows"]["src"].__setitem__(1, 99), r"flows\.src: port 99 out of range"),
     (lambda d: d["coflows"]["id"].__setitem__(1, "c1"), r"coflows\.id: duplicate id 'c1'"),
     (lambda d: d["starts_after"].append([2, 0]), r"cycle through coflows"),
+    # a number written as text is refused where it is, not coerced (issue 26)
+    (lambda d: d["flows"]["volume"].__setitem__(1, "12"),
+     r"flows\.volume\[1\]: expected a number, got '12'"),
+    (lambda d: d["coflows"]["release"].__setitem__(0, "0"),
+     r"coflows\.release\[0\]: expected a number, got '0'"),
+    (lambda d: d["jobs"]["weight"].__setitem__(0, "2"),
+     r"jobs\.weight\[0\]: expected a number, got '2'"),
+    (lambda d: d["flows"]["src"].__setitem__(0, "1"),
+     r"flows\.src\[0\]: expected an integer, got '1'"),
+    (lambda d: d.update(capacity_in=["1"] * len(d["capacity_in"])),
+     r"capacity_in\[0\]: expected a number, got '1'"),
 ])
 def test_bad_instance_files(tmp_path, mutate, pattern: str) -> None:
     d = instance_to_dict(example2())

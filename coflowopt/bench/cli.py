@@ -14,6 +14,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import secrets
 import signal
 import sys
 from pathlib import Path
@@ -98,6 +101,31 @@ def _split_executor(args: argparse.Namespace) -> tuple[str, str | None]:
     return kind, (items[1] if len(items) > 1 else ("local" if kind == "dask" else None))
 
 
+def folder_problem(folder: str | os.PathLike[str]) -> str | None:
+    """Why the results ``folder`` cannot be created or written (``"FOLDER: reason"``), or
+    ``None``: checked by creating and removing a file in it, or in its nearest existing
+    ancestor when it is still to be made, so a bench refuses before running any task."""
+    folder = Path(folder)
+    p = folder
+    while not p.exists() and p.parent != p:
+        p = p.parent
+    if not p.is_dir():
+        return f"{folder}: {p} is not a folder"
+    probe = p / f".coflowopt-write-check.{os.getpid()}.{secrets.token_hex(4)}"
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except OSError as exc:
+        return f"{folder}: cannot write in {p} ({exc.strerror or exc})"
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+    return None
+
+
+def _report_failures(failed: tuple[str, ...], command: str) -> None:
+    for line in failed:
+        print(f"coflowopt {command}: cannot write {line}", file=sys.stderr)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """``coflowopt bench``."""
     from coflowopt.bench.report import format_table, write_report
@@ -105,6 +133,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     kind, address = _split_executor(args)
     suite = _resolve_suite_arg(args.suite)
+    problem = folder_problem(args.out if args.out is not None else Path("results") / suite.name)
+    if problem:  # before any task runs
+        print(f"coflowopt bench: error: {problem}", file=sys.stderr)
+        return 2
     jobs = max(1, args.jobs)
     where = {"local": f"a local process pool ({jobs} workers)", "inline": "this process",
              "dask": ("a Dask LocalCluster" + f" ({jobs} workers)" if address == "local"
@@ -144,8 +176,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print()
     print(f"{_n(run.ran, 'task')} ran ({run.failed} failed) in {run.seconds:.1f} s; "
           f"{run.remaining} remaining. Results: {run.out / 'results.csv'}")
-    print(f"Report: {run.out / 'report' / 'summary.md'}"
-          + ("" if args.no_plots else " and plots beside it"))
+    md = run.out / "report" / "summary.md"
+    if md in rep.files:
+        print(f"Report: {md}" + (" and plots beside it"
+                                 if any(p.suffix == ".png" for p in rep.files) else ""))
+    _report_failures(rep.failed, "bench")
     for p in run.problems:
         print(f"  lost (will rerun): {p}", file=sys.stderr)
     failures = _failures(run.results())
@@ -158,7 +193,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print("interrupted: finished rows are kept; rerun the same command to resume",
               file=sys.stderr)
         return 130
-    if run.lost or (failures and not args.allow_failures):
+    if run.lost or rep.failed or (failures and not args.allow_failures):
         return 1
     return 0
 
@@ -189,5 +224,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not rep.summary.empty:
         print(format_table(rep.summary))
         print()
-    print("wrote " + ", ".join(str(p) for p in rep.files))
-    return 0
+    if rep.files:
+        print("wrote " + ", ".join(str(p) for p in rep.files))
+    _report_failures(rep.failed, "report")
+    return 1 if rep.failed else 0

@@ -359,6 +359,24 @@ def _figure(n: int, width: float = 5.0, height: float = 3.6) -> tuple[Figure, li
     return fig, axes[:n]
 
 
+def _figure_legend(fig: Figure, axes: Sequence[Any]) -> None:
+    """One legend for the whole figure, outside the panels (to their right), so that it
+    covers no bar or point; each label once (every panel colours a label alike)."""
+    seen: dict[str, Any] = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(lab, h)
+    if seen:
+        fig.legend(list(seen.values()), list(seen), loc="outside right upper", fontsize="small")
+
+
+def _slanted_ticks(ax: Any, labels: Sequence[str]) -> None:
+    """Tick labels slanted and anchored at their tick, so that long scheduler names in a
+    narrow panel do not run into each other."""
+    ax.set_xticks(np.arange(len(labels)), labels, rotation=40, ha="right",
+                  rotation_mode="anchor")
+
+
 def _palette(names: Sequence[str]) -> dict[str, Any]:
     """One colour per scheduler label, by sorted label, so every plot of a report colours a
     scheduler alike."""
@@ -406,7 +424,7 @@ def plot_bars(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> Fi
             ax.set_xticks(np.arange(len(wl)), wl)
             ax.set_title(m + (f" ({units[0]})" if units and units[0] else ""))
         ax.set_ylabel("mean over seeds (whiskers: min to max)")
-        ax.legend(fontsize="small")
+    _figure_legend(fig, axes)
     return fig
 
 
@@ -450,6 +468,8 @@ def plot_ratios(tidy_df: pd.DataFrame) -> Figure:
     with its proven factor as a red bar; one panel per metric that has a bound."""
     d = tidy_df[np.isfinite(tidy_df["ratio_to_bound"].astype(float))]
     metrics = list(dict.fromkeys(d["metric"])) or ["(no bounds)"]
+    # a workload keeps its colour in every panel (the figure has one legend)
+    colour = _palette(d["workload"].astype(str).tolist())
     fig, axes = _figure(len(metrics))
     for ax, m in zip(axes, metrics, strict=True):
         b = d[d["metric"] == m]
@@ -459,7 +479,7 @@ def plot_ratios(tidy_df: pd.DataFrame) -> Figure:
             bw = b[b["workload"] == w]
             x = bw["scheduler"].map({s: i for i, s in enumerate(sc)}).to_numpy(float)
             x = x + (k - (len(wl) - 1) / 2) * 0.8 / max(1, len(wl))
-            ax.plot(x, bw["ratio_to_bound"], "o", alpha=0.7, label=w)
+            ax.plot(x, bw["ratio_to_bound"], "o", alpha=0.7, label=w, color=colour[str(w)])
         labelled = False
         for i, s in enumerate(sc):
             f = _factor_value(b.loc[b["scheduler"] == s, "factor"].iloc[0])
@@ -471,11 +491,10 @@ def plot_ratios(tidy_df: pd.DataFrame) -> Figure:
         vals = b["ratio_to_bound"].to_numpy(float)
         if vals.size and vals.max() > 20:
             ax.set_yscale("log")
-        ax.set_xticks(np.arange(len(sc)), sc)
+        _slanted_ticks(ax, sc)
         ax.set_ylabel("measured / lower bound")
         ax.set_title(m)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize="small")
+    _figure_legend(fig, axes)
     return fig
 
 
@@ -492,6 +511,9 @@ class Report:
     summary: pd.DataFrame
     markdown: str
     files: tuple[Path, ...] = field(default=())
+    #: files that could not be written, one ``"PATH: reason"`` each (a full disk, a read-only
+    #: folder); the tables above are complete all the same
+    failed: tuple[str, ...] = field(default=())
 
 
 def write_report(folder: str | os.PathLike[str], suite: Suite | None = None, *,
@@ -512,14 +534,27 @@ def write_report(folder: str | os.PathLike[str], suite: Suite | None = None, *,
     sm = summarize(td, suite)
     md = to_markdown(sm, suite, results)
     out = folder / "report"
-    out.mkdir(exist_ok=True)
-    files = [out / "summary.md", out / "summary.csv", out / "tidy.csv"]
-    files[0].write_text(md)
-    sm.to_csv(files[1], index=False)
-    td.to_csv(files[2], index=False)
+    files: list[Path] = []
+    failed: list[str] = []
+
+    def attempt(path: Path, write: Any) -> None:
+        # an OS error on one file (a full disk) is reported, and the other files still tried
+        try:
+            write(path)
+        except OSError as exc:
+            failed.append(f"{path}: {exc.strerror or exc}")
+        else:
+            files.append(path)
+
+    try:
+        out.mkdir(exist_ok=True)
+    except OSError as exc:
+        return Report(folder, results, td, sm, md, (), (f"{out}: {exc.strerror or exc}",))
+    attempt(out / "summary.md", lambda p: p.write_text(md))
+    attempt(out / "summary.csv", lambda p: sm.to_csv(p, index=False))
+    attempt(out / "tidy.csv", lambda p: td.to_csv(p, index=False))
     if plots and not results.empty:
         for name, fig in (("bars.png", plot_bars(sm)), ("cdf_cct.png", plot_cdf(folder, results)),
                           ("ratios.png", plot_ratios(td))):
-            fig.savefig(out / name, dpi=110)
-            files.append(out / name)
-    return Report(folder, results, td, sm, md, tuple(files))
+            attempt(out / name, lambda p, fig=fig: fig.savefig(p, dpi=110))
+    return Report(folder, results, td, sm, md, tuple(files), tuple(failed))

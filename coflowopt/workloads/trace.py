@@ -86,6 +86,10 @@ def parse_trace(
     body = lines[1:]
     while body and not body[-1].strip():
         body.pop()
+    # a blank line inside the body is reported where it is, not as a count mismatch at the end
+    blank = next((k for k, raw in enumerate(body) if not raw.strip()), None)
+    if blank is not None:
+        raise TraceFormatError(path, blank + 2, "coflow", "blank line; expected a coflow")
     if len(body) != n:
         where = 1 + min(len(body), n) + (1 if len(body) > n else 0)
         raise TraceFormatError(path, where, "num_coflows",

@@ -178,3 +178,15 @@ def test_batch_drops_the_arrivals(tmp_path) -> None:
     assert build("trace", {"path": str(f), "batch": True}).release.tolist() == [0.0, 0.0]
     with pytest.raises(TraceFormatError, match="arrival_ms"):
         parse_trace("4 1\n1 -5 1 0 1 1:3.0\n", batch=True)
+
+
+def test_blank_line_is_reported_where_it_is() -> None:
+    # 3 coflows declared; line 3 is blank, so the body has 4 lines: the error is at line 3
+    # (not at the end, as a count mismatch)
+    text = "4 3\n1 0 1 0 1 1:1.0\n\n2 0 1 0 1 2:1.0\n3 0 1 0 1 3:1.0\n"
+    with pytest.raises(TraceFormatError) as exc:
+        parse_trace(text, path="t.txt")
+    assert (exc.value.line, str(exc.value)) == (3, "t.txt:3: field coflow: blank line; "
+                                                   "expected a coflow")
+    # trailing blank lines stay harmless
+    assert parse_trace("4 1\n1 0 1 0 1 1:1.0\n\n\n").n_coflows == 1

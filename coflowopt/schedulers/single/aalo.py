@@ -40,8 +40,13 @@ class AaloParams(Params):
     engine: Literal["fast", "reference"] = "fast"
 
     def check(self) -> None:
-        if self.thresholds is None and (self.queues < 1 or self.first <= 0 or self.growth <= 1):
-            raise ValueError(f"{type(self).__name__}: need queues >= 1, first > 0, growth > 1")
+        if self.thresholds is None:  # the first field out of range, by name
+            for name, ok, rule in (("queues", self.queues >= 1, ">= 1"),
+                                   ("first", self.first > 0, "> 0"),
+                                   ("growth", self.growth > 1, "> 1")):
+                if not ok:
+                    raise ValueError(f"{type(self).__name__}.{name}: must be {rule}, got "
+                                     f"{getattr(self, name)!r}")
         if self.interval < 0:
             raise ValueError(f"{type(self).__name__}.interval: must be >= 0")
 
