@@ -16,9 +16,13 @@
    feasibility LP's time is measured alone (also limited) and the bisection's time is
    extrapolated as that time x the solves a bisection needed at the previous size; the table
    says "extrapolated".
+4. **MPS gap** (``--mps-gap N``, alone): ``E_MPS`` against the LP's ``E*`` on seeds
+   ``0 .. N-1`` of part 2's generator (:func:`mps_gap`): how many are equal, the quantiles of
+   ``E*/E_MPS`` and the worst seeds (part 2's 100 seeds hold none of the 8 gaps in 1,000).
 
     python benchmarks/bench_cofair.py [--quick] [--limit S] [--repeat K] [--json PATH]
         [--mem-cap GB (default 8; 0: none)] [--parts 1,2,3]
+    python benchmarks/bench_cofair.py --mps-gap 1000 [--json PATH]   (E_MPS vs E*, only)
 """
 
 from __future__ import annotations
@@ -130,6 +134,44 @@ def bench_small(n_instances: int) -> dict[str, Any]:
             "mps_ms_mean": 1e3 * t_mps_all / n_instances,
             "bisection_ms_mean": 1e3 * t_bis_all / n_instances,
             "lp_solves_mean": float(np.mean(solves)), "lp_solves_max": int(np.max(solves))}
+
+
+def mps_gap(n_instances: int, rtol: float = 1e-6) -> dict[str, Any]:
+    """``E_MPS`` against ``E*`` on ``small_instance(0 .. n-1)`` (``--mps-gap N``).
+
+    Per seed: one LP at ``E_MPS`` (feasible: ``E* <= E_MPS``, so ``E* = E_MPS`` by the bound)
+    and one at ``E_MPS (1 - 1e-5)`` (infeasible: the bound ``E_MPS <= E*`` holds; 1e-5, not
+    ``rtol``: the LP decides feasibility to about 1e-6 relative, HiGHS's 1e-7 on rows scaled
+    by the time span, and at ``1 - 1e-6`` it called 2 of 1,000 tight instances feasible);
+    where the first is infeasible, the bisection from ``E_MPS`` to ``rtol`` gives ``E*``."""
+    ratios, worst, below, undecided = [], [], [], []
+    t0 = time.perf_counter()
+    for seed in range(n_instances):
+        inst = small_instance(seed)
+        e_mps = mps(inst).E
+        at = slowdown_feasibility(inst, e_mps).feasible
+        under = slowdown_feasibility(inst, e_mps * (1 - 1e-5)).feasible
+        if at is None or under is None:
+            undecided.append(seed)
+            continue
+        if under:
+            below.append(seed)  # E* < E_MPS: the lower-bound lemma broken
+        if at:
+            ratios.append(1.0)
+            continue
+        e_star = min_slowdown(inst, rtol=rtol).E_star
+        ratios.append(e_star / e_mps)
+        worst.append((e_star / e_mps, seed, e_mps, e_star))
+    r = np.array(ratios)
+    worst.sort(reverse=True)
+    qs = (0.5, 0.9, 0.99, 0.995, 0.999, 1.0)
+    return {"instances": n_instances, "rtol": rtol,
+            "equal": int((r <= 1 + rtol).sum()), "gap": int((r > 1 + rtol).sum()),
+            "E_star_below_E_mps": below, "undecided": undecided,
+            "quantiles_E_star_over_E_mps": {f"{q:g}": float(np.quantile(r, q)) for q in qs},
+            "worst": [{"seed": s_, "E_mps": a, "E_star": b, "ratio": q}
+                      for q, s_, a, b in worst[:10]],
+            "seconds": time.perf_counter() - t0}
 
 
 def _child_bisect(n: int, m: int, seed: int, q: Any) -> None:
@@ -245,7 +287,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mem-cap", type=float, default=8.0,
                     help="address-space cap of each LP child, GB (0: none)")
     ap.add_argument("--parts", default="1,2,3", help="which parts to run, e.g. 3")
+    ap.add_argument("--mps-gap", type=int, default=0, metavar="N",
+                    help="only: E_MPS against the LP's E* on small_instance(0..N-1)")
     args = ap.parse_args(argv)
+    if args.mps_gap:
+        gap = mps_gap(args.mps_gap)
+        _print_gap(gap)
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump({"mps_gap": gap}, fh, indent=1, default=float)
+        return 0
     global MEM_CAP
     MEM_CAP = int(args.mem_cap * 2**30) if args.mem_cap > 0 else None
     parts = {int(x) for x in args.parts.split(",")}
@@ -286,6 +337,20 @@ def _print_small(s: dict[str, Any], n_small: int) -> None:
                        ("mps_ms_mean", "MPS ms"), ("bisection_ms_mean", "bisect ms"),
                        ("speedup_median", "speed-up (median)"),
                        ("lp_solves_mean", "LP solves mean"), ("lp_solves_max", "max")]))
+    print()
+
+
+def _print_gap(g: dict[str, Any]) -> None:
+    print(f"MPS gap: E_MPS vs the LP's E* on {g['instances']} small instances "
+          f"(rtol {g['rtol']:g}), {g['seconds']:.0f} s")
+    print(f"E* = E_MPS: {g['equal']}; E* > E_MPS: {g['gap']}; E* < E_MPS: "
+          f"{len(g['E_star_below_E_mps'])} {g['E_star_below_E_mps']}; LP undecided: "
+          f"{g['undecided']}")
+    print("quantiles of E*/E_MPS: " + ", ".join(
+        f"q{k} {v:.6g}" for k, v in g["quantiles_E_star_over_E_mps"].items()))
+    if g["worst"]:
+        print(_table(g["worst"], [("seed", "seed"), ("E_mps", "E_MPS"), ("E_star", "E*"),
+                                  ("ratio", "E*/E_MPS")]))
     print()
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mps_gap import E_MPS, E_STAR, seed306, witness
 from strategies import example2, instances
 
 from coflowopt import CoflowSpec, Instance, build_instance, metrics, validate
@@ -90,6 +91,37 @@ def test_mps_is_a_lower_bound(inst: Instance) -> None:
     # (the LP decides feasibility to the solver's absolute tolerance, 1e-7)
     if slowdown_feasibility(inst, e_mps * (1 - 1e-4)).feasible:
         pytest.fail(f"feasible below E_MPS = {e_mps}")
+
+
+def test_seed306_mps_below_e_star() -> None:
+    """Issue 26: bench_cofair's seed 306 (tests/mps_gap.py, worked by hand): E_MPS = 21/19 is
+    below E* = 5/4; the LP agrees at both ends and the bisection finds 5/4; the hand witness
+    meets 5/4."""
+    inst = seed306()
+    assert mps(inst).E == pytest.approx(E_MPS)
+    assert slowdown_feasibility(inst, E_STAR).feasible
+    assert slowdown_feasibility(inst, E_STAR * (1 - 1e-4)).feasible is False
+    assert slowdown_feasibility(inst, E_MPS).feasible is False
+    res = min_slowdown(inst, rtol=1e-6)
+    assert res.E_mps == pytest.approx(E_MPS)
+    assert res.E_star == pytest.approx(E_STAR, rel=2e-6)
+    assert metrics.slowdown(validate(inst, witness())).max() == pytest.approx(E_STAR)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_mps_exact_with_one_sender(seed: int) -> None:
+    """The condition of lp.mps's docstring: every flow leaves sender 0 (unit capacities), so
+    it is the bottleneck of every coflow and prefix and E* = E_MPS (the LP, feasible at E_MPS
+    and not 1e-4 below)."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, 5))
+    inst = build_instance(m, coflows=[
+        CoflowSpec([(0, int(rng.integers(0, m)), float(rng.integers(1, 10)))
+                    for _ in range(int(rng.integers(1, 4)))])
+        for _ in range(int(rng.integers(2, 7)))])
+    e_mps = mps(inst).E
+    assert slowdown_feasibility(inst, e_mps).feasible
+    assert slowdown_feasibility(inst, e_mps * (1 - 1e-4)).feasible is False
 
 
 def test_slowdown_needs_single_stage() -> None:

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+from mps_gap import E_MPS, E_STAR, seed306
 
 import coflowopt
 from coflowopt import metrics
@@ -114,6 +115,61 @@ def test_e3_infeasible_names_the_coflows() -> None:
         assert part in msg
     with pytest.raises(coflowopt.NoFeasibleSchedule):
         coflowopt.run(inst, "cofair", params={"slowdown": 0.99})
+
+
+# -- the slowdown target (issue 26) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("E", [5 / 3, math.inf])
+def test_target_met_is_reported(E: float) -> None:
+    """Spec E3: at E = 5/3 the greedy schedule's max slowdown is 1.6 <= E (and anything is
+    met at inf): met, the schedule is the witness."""
+    res = coflowopt.run(e2_instance(), "cofair", params={"E": E})
+    meta = res.valid.meta
+    want = 1.6 if E == 5 / 3 else metrics.slowdown(res.valid).max()
+    assert meta["max_slowdown"] == pytest.approx(want)
+    assert meta["slowdown_target_met"] is True and meta["target_feasible"] is True
+
+
+def test_target_missed_but_feasible_is_reported() -> None:
+    """Seed 306 (tests/mps_gap.py) at E = E* = 5/4 (hand witness): CoFair's order meets the
+    relaxed deadlines but its greedy schedule exceeds 5/4 (metrics.slowdown of the validated
+    schedule, within the 2E bound): not met, yet feasible (the LP)."""
+    inst = seed306()
+    res = coflowopt.run(inst, "cofair", params={"E": E_STAR})
+    meta = res.valid.meta
+    worst = metrics.slowdown(res.valid).max()
+    assert E_STAR < worst <= 2 * E_STAR
+    assert meta["max_slowdown"] == pytest.approx(worst)
+    assert meta["slowdown_target_met"] is False and meta["target_feasible"] is True
+
+
+def test_target_below_e_star_is_said() -> None:
+    """Seed 306 by default (E = E_MPS = 21/19 < E* = 5/4, by hand): offline raises
+    NoFeasibleSchedule saying E is below E*; with the LP ruled out the run reports an undecided
+    miss; online it keeps its schedule and reports the target infeasible."""
+    inst = seed306()
+    for params in ({}, {"E": 1.2}, {"engine": "reference"}):
+        with pytest.raises(coflowopt.NoFeasibleSchedule) as exc:
+            coflowopt.run(inst, "cofair", params=params)
+        assert "is below E*" in str(exc.value) and "\n" not in str(exc.value)
+    res = coflowopt.run(inst, "cofair", params={"target_lp": "never"})
+    meta = res.valid.meta
+    assert meta["E"] == pytest.approx(E_MPS)
+    assert meta["slowdown_target_met"] is False and meta["target_feasible"] is None
+    assert meta["max_slowdown"] == pytest.approx(metrics.slowdown(res.valid).max())
+    on = coflowopt.run(inst, "cofair", params={"mode": "online"}).valid.meta
+    assert on["slowdown_target_met"] is False and on["target_feasible"] is False
+
+
+def test_target_with_phi_uses_phi() -> None:
+    """max_slowdown is max_j phi_j (C_j - r_j) / C_j^0, the left side of (7)."""
+    inst = _random(2)
+    phi = tuple(float(x) for x in np.linspace(0.5, 2.0, inst.n_coflows))
+    res = coflowopt.run(inst, "cofair", params={"slowdown": 2.0, "phi": phi})
+    want = float(np.max(np.array(phi) * metrics.slowdown(res.valid)))
+    assert res.valid.meta["max_slowdown"] == pytest.approx(want)
+    assert res.valid.meta["slowdown_target_met"] == (want <= res.valid.meta["E"] * (1 + 1e-9))
 
 
 # -- BSSI at E = inf ----------------------------------------------------------------------------
@@ -347,6 +403,32 @@ def test_registry_row() -> None:
     assert info.factor_metric == "weighted_completion"
     assert info.factor_assumes == ("release 0", "single-stage")
     assert "reconstructed" in info.summary
+
+
+def test_proof_check_cofair_finite_E() -> None:
+    """``coflowopt verify --check cofair-finite-E``: passes quick with the registered CoFair;
+    fails for a schedule idle for 100 time units first (slowdown > 2E, CCT > 4 OPT) and for
+    a run whose meta misreports its max slowdown."""
+    from coflowopt.proofs_check.runner import run_checks
+    from coflowopt.schedule import Schedule
+
+    (rep,) = run_checks(["cofair-finite-E"], quick=True, seed=0)
+    assert rep.status == "passed" and rep.n >= 20, rep
+    cofair = coflowopt.schedulers.get("cofair")
+
+    def idle_first(inst, seed=None, **params):
+        s = cofair(inst, E=math.inf)
+        return Schedule(s.breakpoints + 100.0, s.flow, s.rate, s.first, s.last)
+
+    def misreports(inst, seed=None, **params):
+        s = cofair(inst, **params)
+        s.meta["max_slowdown"] = 0.5
+        return s
+
+    for fake in (idle_first, misreports):
+        (bad,) = run_checks(["cofair-finite-E"], quick=True, seed=0, count=3,
+                            algorithms={"cofair": fake})
+        assert bad.status == "failed" and bad.failed == 3, (fake.__name__, bad)
 
 
 def test_proof_check_cofair_passes_quick() -> None:
