@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,7 +131,8 @@ def _ordering_rows(bld: ModelBuilder, name: str, L: np.ndarray, Ccol: np.ndarray
 
 
 def ordering_lp(instance: Instance, params: SolveParams | None = None, *,
-                backend: str = "highs") -> LPBound:
+                backend: str = "highs",
+                on_model: Callable[[LinearProgram], Any] | None = None) -> LPBound:
     """The ordering-variable LP for weighted CCT (single-stage spec 8.2, [INF])::
 
         min  sum_k w_k f_k
@@ -143,6 +145,7 @@ def ordering_lp(instance: Instance, params: SolveParams | None = None, *,
     (exactly the equality).  The first family is the column bound ``f_k >= r_k + C_k^0``.
     Valid for every fluid schedule (order the coflows by completion time), so the optimum is
     a lower bound on ``sum_k w_k C_k``.  Starts-After edges are ignored (still a relaxation).
+    ``on_model(lp)``: called with the built model before it is solved (its size, for progress).
     """
     inst = instance
     n = inst.n_coflows
@@ -153,6 +156,8 @@ def ordering_lp(instance: Instance, params: SolveParams | None = None, *,
     u = bld.add_columns("delta", a.size, lb=0.0, ub=1.0)
     _ordering_rows(bld, "port_order", L, f, u, pid)
     lp = bld.build()
+    if on_model is not None:
+        on_model(lp)
     res = solve(lp, params, backend=backend)
     if res.status is not Status.OPTIMAL or res.x is None:
         return LPBound(math.nan, None, None, res, "ordering LP")
@@ -161,7 +166,8 @@ def ordering_lp(instance: Instance, params: SolveParams | None = None, *,
 
 
 def tian_lp(instance: Instance, params: SolveParams | None = None, *,
-            fix_precedence: bool = False, backend: str = "highs") -> LPBound:
+            fix_precedence: bool = False, backend: str = "highs",
+            on_model: Callable[[LinearProgram], Any] | None = None) -> LPBound:
     """The LP of Tian et al.'s ``O(m)``-approximation (dag-coflows spec 7.2, [R])::
 
         min  sum_j w_j C_j                                   (jobs)
@@ -176,6 +182,7 @@ def tian_lp(instance: Instance, params: SolveParams | None = None, *,
     of ``c``.  A relaxation of every fluid schedule, so a lower bound on weighted JCT; ``order``
     is the coflow order by LP ``C_c`` (ties: topological, then position) used by the
     one-at-a-time rounding of spec 7.3.  ``extra["C_jobs"]`` holds the job values.
+    ``on_model(lp)``: called with the built model before it is solved (its size, for progress).
     """
     inst = instance
     n = inst.n_coflows
@@ -209,6 +216,8 @@ def tian_lp(instance: Instance, params: SolveParams | None = None, *,
     bld.add_rows("T5", n, np.r_[np.arange(n), np.arange(n)], np.r_[CJ[inst.coflow_job], C],
                  np.r_[np.ones(n), -np.ones(n)], lower=0.0)
     lp = bld.build()
+    if on_model is not None:
+        on_model(lp)
     res = solve(lp, params, backend=backend)
     if res.status is not Status.OPTIMAL or res.x is None:
         return LPBound(math.nan, None, None, res, "Tian et al. LP")

@@ -173,7 +173,7 @@ def _run_here(task: Task) -> dict[str, Any]:
             inst, valid = res.instance, res.valid  # coflowsim: what CoflowSim simulated
             # the metric the proven factor bounds, where its assumptions hold on this instance
             fm = info.factor_metric
-            row["factor_metric"] = fm if fm and info.factor_for(fm, inst) else ""
+            row["factor_metric"] = fm if fm and info.factor_for(fm, inst, res.params) else ""
             row.update(ports=inst.ports, n_coflows=inst.n_coflows, n_flows=inst.n_flows,
                        n_jobs=inst.n_jobs, time_unit=inst.time_unit)
             row.update({f"lb_{k}": v for k, v in lower_bounds(inst).items()})

@@ -11,6 +11,7 @@ from coflowopt.schedulers.registry import (
     Algorithm,
     NoFeasibleSchedule,
     SchedulerInfo,
+    SolverStopped,
     UnsupportedInstance,
     get,
     register,
@@ -20,5 +21,5 @@ from coflowopt.schedulers.registry import (
 #: The ``sequential`` baseline as a callable: ``sequential(instance, *, order=None)``.
 sequential = get("sequential")
 
-__all__ = ["Algorithm", "NoFeasibleSchedule", "SchedulerInfo", "UnsupportedInstance", "get",
-           "register", "registry", "sequential"]
+__all__ = ["Algorithm", "NoFeasibleSchedule", "SchedulerInfo", "SolverStopped",
+           "UnsupportedInstance", "get", "register", "registry", "sequential"]

@@ -24,14 +24,16 @@ bound speaks of.
 
 ``backfill=True`` adds the backfilling rule of spec 6.5 [P] (coflow priority = LP order), a
 variant reported separately.  An LP that is not solved (time limit, solver error) ends the run
-with one line (:class:`OMLPError`), never a traceback from the solver.
+with one line (:class:`OMLPError`, a :class:`~coflowopt.schedulers.SolverStopped`), never a
+traceback from the solver.  The run says its phases and the LP's size
+(:mod:`~coflowopt.schedulers.lp_phases`).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -46,6 +48,8 @@ from coflowopt.schedulers.dag.slots import (
     slot_demand,
     uniform_fabric_refusal,
 )
+from coflowopt.schedulers.lp_phases import Phases, value_above
+from coflowopt.schedulers.registry import SolverStopped
 from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = ["OMLPError", "OMLPParams", "om_lp_plan", "om_lp_supports", "run_om_lp"]
@@ -53,7 +57,7 @@ __all__ = ["OMLPError", "OMLPParams", "om_lp_plan", "om_lp_supports", "run_om_lp
 _I64 = np.int64
 
 
-class OMLPError(ValueError):
+class OMLPError(SolverStopped):
     """The Tian et al. LP was not solved (time limit, infeasible, solver error): one line."""
 
 
@@ -64,13 +68,17 @@ class OMLPParams(Params):
     volume per slot; ``time_limit``: seconds for the LP solve (``inf``: none);
     ``max_nonzeros``: refuse (one line) an LP with more constraint nonzeros than this, before
     building it (about ``ports with load x C^2`` for ``C`` coflows; ~50 bytes each in the
-    solver, so the default 5e7 is about 2.5 GB)."""
+    solver, so the default 5e7 is about 2.5 GB); ``lp_solver``: HiGHS's method, ``choose``
+    (HiGHS decides: simplex here) or ``ipm`` (interior point with crossover: the Tian et al.
+    LP of the default ``coflowopt gen ggen`` instance, 397 coflows, in 51 s on one core, where
+    the default method had not solved it after 10 minutes, issue 26)."""
 
     fix_precedence: bool = False
     backfill: bool = False
     quantum: float = 1.0
     time_limit: float = 600.0
     max_nonzeros: float = 5e7
+    lp_solver: Literal["choose", "ipm", "simplex"] = "choose"
 
     def check(self) -> None:
         if not (self.quantum > 0 and math.isfinite(self.quantum)):
@@ -87,27 +95,43 @@ def om_lp_supports(instance: Instance) -> str | None:
     return uniform_fabric_refusal(instance)
 
 
-def solve_lp(instance: Instance, params: OMLPParams) -> LPBound:
-    """The Tian et al. LP of ``instance``; :class:`OMLPError` when it is too large to build
-    (``max_nonzeros``) or not solved."""
+def lp_nonzeros(instance: Instance) -> tuple[float, int]:
+    """The Tian et al. LP's constraint nonzeros, estimated before it is built (about ``ports
+    with load x C^2``), and that number of loaded ports."""
     inst = instance
-    C = inst.n_coflows
     busy = np.union1d(inst.flow_src[inst.flow_volume > 0],
                       inst.flow_dst[inst.flow_volume > 0] + inst.ports).size
-    nnz = float(busy) * C * C
+    return float(busy) * inst.n_coflows ** 2, int(busy)
+
+
+def solve_lp(instance: Instance, params: OMLPParams, phases: Phases | None = None) -> LPBound:
+    """The Tian et al. LP of ``instance``; :class:`OMLPError` when it is too large to build
+    (``max_nonzeros``) or not solved (``time_limit``, solver error).  ``phases`` hears the
+    model's size and the solve."""
+    C = instance.n_coflows
+    nnz, busy = lp_nonzeros(instance)
     if nnz > params.max_nonzeros:
         raise OMLPError(f"om-lp: the Tian et al. LP on {C} coflows would have about {nnz:.2g} "
                         f"constraint nonzeros ({busy} loaded ports x {C}^2), over max_nonzeros "
-                        f"= {params.max_nonzeros:.2g}; it is not built (a few hundred coflows "
-                        f"solve in minutes)")
-    lp = tian_lp(instance, SolveParams(time_limit=params.time_limit),
-                 fix_precedence=params.fix_precedence)
+                        f"= {params.max_nonzeros:.2g}; it is not built (raise max_nonzeros, "
+                        f"about 50 bytes each, to build it: -p max_nonzeros={value_above(nnz)})")
+    say = phases or Phases("om-lp", None, 0.0)
+    say(f"building the Tian et al. LP on {C} coflows (about {nnz:.2g} nonzeros)")
+    opts = None if params.lp_solver == "choose" else {"solver": params.lp_solver}
+    lp = tian_lp(instance, SolveParams(time_limit=params.time_limit, options=opts),
+                 fix_precedence=params.fix_precedence,
+                 on_model=lambda m: say.model("Tian et al. LP", m, params.time_limit,
+                                              f"HiGHS {params.lp_solver}"))
+    res = lp.result
     if not lp.optimal or lp.order is None:
-        res = lp.result
         why = f": {res.message}" if res.message else ""
-        raise OMLPError(f"om-lp: the Tian et al. LP on {instance.n_coflows} coflows was not "
-                        f"solved ({res.status.value} after {res.runtime:.1f} s, time limit "
-                        f"{params.time_limit:g} s){why}".replace("\n", " "))
+        hint = ("; raise time_limit to solve it" + (" (or try lp_solver=ipm)" if
+                params.lp_solver != "ipm" else "")
+                if res.status.value in ("time_limit", "feasible") else "")
+        raise OMLPError(f"om-lp: the Tian et al. LP on {C} coflows was not solved "
+                        f"({res.status.value} after {res.runtime:.1f} s, time_limit = "
+                        f"{params.time_limit:g} s){why}{hint}".replace("\n", " "))
+    say(f"LP solved in {res.runtime:.1f} s ({res.status.value}, value {lp.value:.6g})")
     return lp
 
 
@@ -151,7 +175,10 @@ def run_om_lp(instance: Instance, params: OMLPParams, *, seed: Any = None,
     why = om_lp_supports(instance)
     if why is not None:
         raise ValueError(f"om-lp cannot run this instance: {why}")
-    lp = solve_lp(instance, params)
+    phases = Phases("om-lp", progress, lp_nonzeros(instance)[0])
+    lp = solve_lp(instance, params, phases)
+    phases("rounding: coflows one at a time in LP order, each by BNA"
+           + (", then backfilling" if params.backfill else ""))
     demand = slot_demand(instance, params.quantum)
     rel = release_slots(instance, params.quantum)
     plan, _ = om_lp_plan(instance, lp.order, demand, rel)

@@ -44,15 +44,17 @@ from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
+from coflowopt.schedulers.lp_phases import Phases, value_above
+from coflowopt.schedulers.registry import SolverStopped
 from coflowopt.sim.fast import heap_pop, heap_push, iheap_pop, iheap_push, release_successors
 from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = ["ApproximateParams", "LPNotSolved", "list_schedule", "run_approximate"]
 
 
-class LPNotSolved(RuntimeError):
-    """The ordering LP did not reach optimality (time limit, solver error); the message says
-    which and on how many coflows."""
+class LPNotSolved(SolverStopped, RuntimeError):
+    """The ordering LP did not reach optimality (``time_limit``, solver error) or was refused
+    as too large (``max_nonzeros``); the message says which and on how many coflows."""
 
 
 @dataclass(frozen=True)
@@ -61,16 +63,23 @@ class ApproximateParams(Params):
     it is not solved to optimality in time); ``backend``: the LP back-end of
     :func:`coflowopt.lp.solve`; ``lp_solver``: HiGHS's method (``highs`` back-end only):
     ``ipm`` (default, [PROP]: interior point with crossover, 8x faster than HiGHS's own choice
-    on 100 FB2010 coflows released at 0), ``simplex`` or ``choose`` (HiGHS decides)."""
+    on 100 FB2010 coflows released at 0), ``simplex`` or ``choose`` (HiGHS decides);
+    ``max_nonzeros``: refuse (one line) an LP with more constraint nonzeros than this, before
+    building it (``ports with load x N^2`` for ``N`` coflows; HiGHS's interior point takes
+    about 70 bytes each: FB2010's 526 coflows on 294 loaded ports, 8.1e7, took 5.5 GB, so
+    the default 1e8, which FB2010 stays under, is about 7 GB)."""
 
     time_limit: float = 600.0
     backend: Literal["highs", "scipy", "pulp"] = "highs"
     lp_solver: Literal["ipm", "simplex", "choose"] = "ipm"
+    max_nonzeros: float = 1e8
 
     def check(self) -> None:
         if not self.time_limit > 0:
             raise ValueError(f"approximate: time_limit must be > 0 seconds, got "
                              f"{self.time_limit}")
+        if not self.max_nonzeros > 0:
+            raise ValueError(f"approximate: max_nonzeros must be > 0, got {self.max_nonzeros}")
 
 
 # -- the list-scheduling kernel ----------------------------------------------------------------
@@ -260,15 +269,33 @@ def run_approximate(instance: Instance, params: ApproximateParams, *, seed: Any 
     inst = instance
     if inst.n_coflows == 0:
         return Schedule.empty()
+    n = inst.n_coflows
+    busy = np.union1d(inst.flow_src[inst.flow_volume > 0],
+                      inst.flow_dst[inst.flow_volume > 0] + inst.ports).size
+    nnz = float(busy) * n * n  # one row per (loaded port, coflow), up to n entries each
+    if nnz > p.max_nonzeros:
+        raise LPNotSolved(
+            f"approximate: the ordering LP on {n} coflows would have about {nnz:.2g} "
+            f"constraint nonzeros ({busy} loaded ports x {n}^2), over max_nonzeros = "
+            f"{p.max_nonzeros:.2g}; it is not built (raise max_nonzeros, about 70 bytes each, "
+            f"to build it: -p max_nonzeros={value_above(nnz)})")
+    say = Phases("approximate", progress, nnz)
+    say(f"building the ordering LP on {n} coflows (about {nnz:.2g} nonzeros)")
     opts = {"solver": p.lp_solver} if p.backend == "highs" else None
+    solver = f"HiGHS {p.lp_solver}" if p.backend == "highs" else p.backend
     lp = ordering_lp(inst, SolveParams(time_limit=p.time_limit, options=opts),
-                     backend=p.backend)
+                     backend=p.backend,
+                     on_model=lambda m: say.model("ordering LP", m, p.time_limit, solver))
     if not lp.optimal or lp.order is None:
         why = f": {lp.result.message}" if lp.result.message else ""
+        hint = ("; raise time_limit to solve it"
+                if lp.result.status.value in ("time_limit", "feasible") else "")
         raise LPNotSolved(
-            f"approximate: the ordering LP on {inst.n_coflows} coflows ended "
-            f"{lp.result.status.value} after {lp.result.runtime:.1f} s (time_limit="
-            f"{p.time_limit:g} s, backend {p.backend}){why}")
+            f"approximate: the ordering LP on {n} coflows ended "
+            f"{lp.result.status.value} after {lp.result.runtime:.1f} s (time_limit = "
+            f"{p.time_limit:g} s, backend {p.backend}){why}{hint}".replace("\n", " "))
+    say(f"LP solved in {lp.result.runtime:.1f} s (value {lp.value:.6g}); rounding: "
+        "non-preemptive list scheduling of the flows in LP order")
     out = list_schedule(inst, lp.order)
     out.meta.update({"scheduler": "approximate",
                      "params": {"time_limit": p.time_limit, "backend": p.backend,

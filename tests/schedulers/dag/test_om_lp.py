@@ -80,7 +80,7 @@ def test_order_against_precedence_is_asserted():
 
 def test_failed_lp_is_one_line(monkeypatch):
     """An LP stopped by its time limit ends the run with one line naming the status."""
-    def failed(instance, params=None, *, fix_precedence=False, backend="highs"):
+    def failed(instance, params=None, *, fix_precedence=False, backend="highs", on_model=None):
         res = SolveResult(Status.TIME_LIMIT, math.nan, math.nan, math.nan, 2.0, None, "highs",
                           "time limit reached\nsecond line")
         return LPBound(math.nan, None, None, res, "Tian et al. LP")
