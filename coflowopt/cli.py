@@ -1,13 +1,17 @@
-"""The ``coflowopt`` command line.
+"""The ``coflowopt`` command line: simulate, benchmark and check coflow schedulers.
 
-Subcommands: ``info``, ``gen``, ``convert``, ``validate``, ``schedulers``.  Instance files are
-traces in the coflow-benchmark format, or JSON instances (``.json`` / ``.json.gz``).
+Subcommands: ``info``, ``gen``, ``convert``, ``validate``, ``schedulers`` (here), ``run``,
+``bench``, ``report``, ``verify``, ``train`` (in :data:`COMMAND_MODULES`).  Instance files are
+traces in the coflow-benchmark format, or JSON instances (``.json`` / ``.json.gz``).  Exit
+status: 0 done; 1 a result says no (an infeasible schedule, a failed task, an output file that
+could not be written); 2 bad input or usage; 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -65,7 +69,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     from coflowopt.workloads.synthetic import trace_statistics
 
     inst = load_any(args.trace)
-    unit = "MB" if inst.time_unit == "ms" else "units"
+    unit = "MB" if inst.time_unit == "ms" else "volume units"
     print(f"{args.trace}")
     rows = [
         ("ports", inst.ports),
@@ -81,9 +85,20 @@ def cmd_info(args: argparse.Namespace) -> int:
     if inst.n_coflows:
         stats = trace_statistics(inst)
         print("  statistics:")
+        if inst.time_unit != "ms":
+            print("    (volumes in volume units, times in time units)")
         for k, v in stats.items():
-            print(f"    {k:<34} {_fmt(float(v))}")
+            print(f"    {_stat_label(k, inst.time_unit):<34} {_fmt(float(v))}")
     return 0
+
+
+def _stat_label(key: str, time_unit: str) -> str:
+    """A statistic's name for an instance in ``time_unit``: the MB / ms names of the trace
+    statistics fit only ``"ms"`` instances; normalized (``"unit"``) ones drop the unit."""
+    if time_unit == "ms":
+        return key
+    key = key.replace("total_mb", "total_volume").replace("size_mb", "size")
+    return re.sub(r"_ms$", "", key)
 
 
 #: ``coflowopt gen`` options that set a generator parameter: (option dest, parameter name).
@@ -122,6 +137,12 @@ def cmd_gen(args: argparse.Namespace) -> int:
         gen = registry.generator(args.kind)
     except KeyError as exc:
         print(f"coflowopt gen: {exc.args[0]}", file=sys.stderr)
+        return 2
+    from coflowopt.interchange import output_problem
+
+    problem = output_problem(args.output)
+    if problem:  # before the instance is built
+        print(f"coflowopt gen: error: {problem}", file=sys.stderr)
         return 2
     if gen.name not in ("synthetic", "trace") and not _is_json(args.output):
         print(f"coflowopt gen: {args.output}: {gen.name} needs a JSON instance file "
@@ -166,10 +187,49 @@ def cmd_gen(args: argparse.Namespace) -> int:
     return 0
 
 
+def trace_losses(inst: Instance) -> list[str]:
+    """What writing ``inst`` as a trace would lose, one phrase each (empty: nothing).  The
+    trace format has one job per coflow, no dependencies, weights or deadlines, and is read
+    back in MB and ms at 1 Gb/s ports (0.125 MB/ms)."""
+    from coflowopt.workloads.trace import GBPS_MB_PER_MS
+
+    out = []
+    if inst.starts_after.size:
+        out.append(f"{len(inst.starts_after)} Starts-After edges")
+    if inst.finishes_before.size:
+        out.append(f"{len(inst.finishes_before)} Finishes-Before edges")
+    if inst.n_jobs != inst.n_coflows:
+        out.append(f"{inst.n_jobs} jobs (the {inst.n_coflows} coflows become "
+                   f"{inst.n_coflows} one-coflow jobs)")
+    if np.any(inst.coflow_weight != 1) or np.any(inst.job_weight != 1):
+        out.append("coflow and job weights (all become 1)")
+    n_dl = int((~np.isnan(inst.job_deadline)).sum())
+    if n_dl:
+        out.append(f"{n_dl} job deadlines")
+    if inst.time_unit != "ms":
+        out.append(f"time unit {inst.time_unit!r} (read back as MB and ms)")
+    cap = np.concatenate([inst.fabric.capacity_in, inst.fabric.capacity_out])
+    if cap.size and np.any(cap != GBPS_MB_PER_MS):
+        shown = _fmt(float(cap[0])) if np.all(cap == cap[0]) else "per-port capacities"
+        out.append(f"capacity {shown} (read back as {GBPS_MB_PER_MS} MB/ms)")
+    return out
+
+
 def cmd_convert(args: argparse.Namespace) -> int:
+    from coflowopt.interchange import output_problem
+
+    problem = output_problem(args.output)
+    if problem:
+        print(f"coflowopt convert: error: {problem}", file=sys.stderr)
+        return 2
     inst = load_any(args.input)
+    lost = [] if _is_json(args.output) else trace_losses(inst)
+    if lost and not args.lossy:
+        print(f"coflowopt convert: {args.output}: the trace format would lose "
+              f"{'; '.join(lost)}; write JSON (.json) instead, or give --lossy", file=sys.stderr)
+        return 2
     _save_any(inst, args.output)
-    print(f"wrote {args.output}: {inst}")
+    print(f"wrote {args.output}: {inst}" + (f" (lost: {'; '.join(lost)})" if lost else ""))
     return 0
 
 
@@ -197,18 +257,55 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_schedulers(args: argparse.Namespace) -> int:
     from coflowopt.schedulers import registry
 
-    print(f"{'name':<11} {'semantics':<10} {'family':<9} {'kind':<8} {'clairvoyant':<12} "
-          f"{'DAGs':<5} {'factor':<7} {'objective':<30} summary")
+    head = ("name", "semantics", "family", "kind", "clairvoyant", "DAGs", "factor",
+            "objective", "summary")
+    rows = []
     for info in registry(None).values():
         dags = "needs" if info.needs_starts_after else ("yes" if info.multistage else "no")
-        print(f"{info.name:<11} {info.semantics:<10} {info.family:<9} {info.kind:<8} "
-              f"{'yes' if info.clairvoyant else 'no':<12} {dags:<5} {info.factor or '-':<7} "
-              f"{info.objective:<30} {info.summary}")
+        rows.append((info.name, info.semantics, info.family, info.kind,
+                     "yes" if info.clairvoyant else "no", dags, info.factor_label,
+                     info.objective, info.summary))
+    # every column as wide as its widest cell (the summary, last, is left ragged)
+    widths = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head) - 1)]
+    for r in (head, *rows):
+        print(" ".join(f"{c:<{w}}" for c, w in zip(r, widths, strict=False)) + " " + r[-1])
+    from coflowopt.schedulers.registry import FACTOR_LEGEND
+
+    print(FACTOR_LEGEND)
     return 0
 
 
+class _PlainFormatter(argparse.HelpFormatter):
+    """Help text as plain text: the docstrings' RST literals (``x``) shown as x."""
+
+    @staticmethod
+    def _plain(text: str) -> str:
+        return re.sub(r"``([^`]+)``", r"\1", text)
+
+    def _format_text(self, text: str) -> str:
+        return super()._format_text(self._plain(text))
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        return self._plain(super()._expand_help(action))
+
+
+class _Parser(argparse.ArgumentParser):
+    """The parser of ``coflowopt`` and (as ``add_subparsers``' default) its subcommands."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("formatter_class", _PlainFormatter)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+
+def _version() -> str:
+    from coflowopt import __version__
+
+    return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="coflowopt", description=__doc__.splitlines()[0])
+    p = _Parser(prog="coflowopt", description=__doc__.split("\n\n")[0])
+    p.add_argument("--version", action="version", version=f"coflowopt {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("info", help="summary statistics of a trace or JSON instance")
@@ -243,9 +340,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fb2010_jobs: job shape (default dag)")
     s.set_defaults(func=cmd_gen)
 
-    s = sub.add_parser("convert", help="trace <-> JSON instance, by file extension")
+    s = sub.add_parser("convert", help="trace <-> JSON instance, by file extension",
+                       description="Convert a trace or JSON instance to the format of OUTPUT's "
+                                   "extension.  A trace holds less than a JSON instance (no "
+                                   "jobs of several coflows, dependencies, weights or "
+                                   "deadlines; MB and ms at 0.125 MB/ms): writing one that "
+                                   "would lose any of these is refused (exit 2, naming what) "
+                                   "unless --lossy.")
     s.add_argument("input")
     s.add_argument("output")
+    s.add_argument("--lossy", action="store_true",
+                   help="write a trace even if it loses data (what is lost is printed)")
     s.set_defaults(func=cmd_convert)
 
     s = sub.add_parser("validate", help="check a schedule against an instance (exit 1 if not)")
@@ -288,6 +393,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             KeyError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"coflowopt {args.command}: error: {msg}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a disk, permission or device error: one line, no traceback
+        from coflowopt.interchange import os_error_text
+
+        print(f"coflowopt {args.command}: error: {os_error_text(exc)}", file=sys.stderr)
         return 2
 
 

@@ -18,8 +18,8 @@ _HOME = {
                      "run_validated"), "reference"),
     **dict.fromkeys(("Check", "CheckReport", "Trial", "all_checks", "get_check",
                      "register_check", "register_family"), "registry"),
-    **dict.fromkeys(("format_failures", "format_table", "instance_of", "load", "run_checks",
-                     "run_trial"), "runner"),
+    **dict.fromkeys(("NO_CONSTANT", "format_failures", "format_sizes", "format_table",
+                     "instance_of", "load", "run_checks", "run_trial"), "runner"),
 }
 
 
@@ -39,6 +39,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "EXACT",
     "LB",
+    "NO_CONSTANT",
     "SLOT",
     "Check",
     "CheckReport",
@@ -47,6 +48,7 @@ __all__ = [
     "exact_optimum",
     "factor_trial",
     "format_failures",
+    "format_sizes",
     "format_table",
     "get_check",
     "instance_of",

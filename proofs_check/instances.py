@@ -18,8 +18,15 @@ __all__ = [
     "random_coflow",
     "random_dag_jobs",
     "random_single_stage",
+    "size_grid",
+    "sized_jobs",
     "sqrt_mu_fixture",
 ]
+
+#: the (m, mu) grid the no-constant (report) checks sweep: instance ``i`` has
+#: ``size_grid(i)``; quick mode covers it once (12 instances)
+GRID_M = (2, 4, 8)
+GRID_MU = (1, 2, 4, 8)
 
 
 def _flows(rng: np.random.Generator, m: int, k: int, vmax: int) -> list[tuple[int, int, float]]:
@@ -128,3 +135,46 @@ def sqrt_mu_fixture(k: int) -> Instance:
     edges = [(layer * k + a, (layer + 1) * k + b)
              for layer in range(k - 1) for a in range(k) for b in range(k)]
     return build_instance(k, jobs=[JobSpec(cfs, edges, id="gap")])
+
+
+def size_grid(index: int) -> tuple[int, int]:
+    """``(m, mu)`` of instance ``index`` of a report check: ``m`` cycles fastest."""
+    k = index % (len(GRID_M) * len(GRID_MU))
+    return GRID_M[k % len(GRID_M)], GRID_MU[k // len(GRID_M)]
+
+
+def _tree_edges(rng: np.random.Generator, n: int, kind: str) -> list[tuple[int, int]]:
+    """A random recursive tree on ``n`` coflows (node ``i`` hangs from a uniform earlier node)
+    with positions topological: fan-out edges parent -> child (root first), fan-in edges
+    child -> parent (root last)."""
+    parent = [int(rng.integers(i)) for i in range(1, n)]
+    if kind == "fan-out":
+        return [(p, i) for i, p in enumerate(parent, start=1)]
+    return [(n - 1 - i, n - 1 - p) for i, p in enumerate(parent, start=1)]
+
+
+def sized_jobs(rng: np.random.Generator, m: int, mu: int, *, jobs: tuple[int, int] = (1, 3),
+               shape: str = "dag", vmax: int = 3, releases: bool = False) -> Instance:
+    """Jobs on ``m`` ports whose largest has exactly ``mu`` coflows (the others uniform on
+    ``1..mu``); each coflow has ``1..m`` flows of volume ``1..vmax``.  ``shape``: ``"dag"``
+    (edge ``a -> b``, ``a < b``, with probability 1/2), ``"fan-in"`` / ``"fan-out"`` rooted
+    trees, or ``"tree"`` (fan-in or fan-out per job, by a coin).  Weights in ``{1, 2, 3}``;
+    job releases in ``{0, 1, 2}`` when ``releases``."""
+    if shape not in ("dag", "fan-in", "fan-out", "tree"):
+        raise ValueError(f"shape: expected dag, fan-in, fan-out or tree, got {shape!r}")
+    if m < 1 or mu < 1:
+        raise ValueError(f"m and mu: need >= 1, got m = {m}, mu = {mu}")
+    nj = int(rng.integers(jobs[0], jobs[1] + 1))
+    specs = []
+    for j in range(nj):
+        k = mu if j == 0 else int(rng.integers(1, mu + 1))
+        cfs = [CoflowSpec(_flows(rng, m, int(rng.integers(1, m + 1)), vmax), id=f"j{j}c{c}")
+               for c in range(k)]
+        if shape == "dag":
+            edges = [(a, b) for a in range(k) for b in range(a + 1, k) if rng.random() < 0.5]
+        else:
+            kind = shape if shape != "tree" else ("fan-in", "fan-out")[int(rng.integers(2))]
+            edges = _tree_edges(rng, k, kind)
+        specs.append(JobSpec(cfs, edges, id=f"j{j}", weight=float(rng.integers(1, 4)),
+                             release=float(rng.integers(0, 3)) if releases else 0.0))
+    return build_instance(m, jobs=specs)

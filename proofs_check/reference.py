@@ -38,6 +38,8 @@ __all__ = [
     "exact_optimum",
     "factor_trial",
     "fluid_eligible",
+    "g_of",
+    "h_of",
     "objective_of",
     "run_validated",
 ]
@@ -47,6 +49,23 @@ EXACT = "OPT (fluid, exact)"
 LB = "LP lower bound"
 SLOT = "OPT_slot (slotted MILP, >= OPT)"
 MILP_PARAMS = SolveParams(time_limit=30.0)
+
+
+def _log_over_loglog(x: float) -> float:
+    # clamped to 1 where log log x <= 0 (x <= e), dag-coflows spec 1.6 [P]
+    if x <= math.e:
+        return 1.0
+    return math.log(x) / math.log(math.log(x))
+
+
+def g_of(m: int) -> float:
+    """``g(m) = log m / log log m`` of the DAG bounds (dag-coflows 1.6), 1 for ``m <= e``."""
+    return _log_over_loglog(float(m))
+
+
+def h_of(m: int, mu: int) -> float:
+    """``h(m, mu) = log(m mu) / log log(m mu)`` (dag-coflows 1.6), 1 for ``m mu <= e``."""
+    return _log_over_loglog(float(m) * float(mu))
 
 
 def objective_of(v: ValidSchedule, objective: str) -> float:

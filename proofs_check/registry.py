@@ -9,6 +9,14 @@ so a check written today runs as soon as the algorithm registers itself.
 
 :func:`register_family` adds a function that makes checks from the current scheduler registry
 (one check per registered algorithm, e.g. the lower-bound sanity check).
+
+Two kinds.  A ``"bound"`` check asserts ``ALG <= factor x reference`` and passes or fails.  A
+``"report"`` check is for an ``O(.)`` result without a constant: it fails only on a broken
+sanity invariant (an invalid schedule, a value below a lower bound or above a bound the
+algorithm meets by construction); otherwise it is ``reported``, never ``passed``, and shows
+``ratio / f`` (``f`` the stated function, e.g. ``mu g(m)``) by instance size.
+``factor_source`` tags the factor: ``"R"`` recovered from the paper, ``"C"`` our
+reconstruction (the factor, or the bound it is checked against).
 """
 
 from __future__ import annotations
@@ -30,6 +38,12 @@ __all__ = [
     "register_check",
     "register_family",
 ]
+
+KINDS = ("bound", "report")
+SOURCES = ("R", "C")
+#: keys of :attr:`Trial.values` a report check fills: the ratio divided by the stated function,
+#: and the size it is grouped by
+SCALED, SIZE_M, SIZE_MU = "ratio_over_f", "m", "mu"
 
 Evaluate = Callable[[Instance, Mapping[str, Any]], "Trial"]
 Generate = Callable[[np.random.Generator, int], Instance]
@@ -71,6 +85,22 @@ class Check:
     requires: tuple[str, ...] = ()
     theorem: str = ""
     description: str = ""
+    kind: str = "bound"
+    factor_source: str = "R"
+    function: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"check {self.name!r}: kind must be one of {KINDS}")
+        if self.factor_source not in SOURCES:
+            raise ValueError(f"check {self.name!r}: factor_source must be one of {SOURCES}")
+
+    @property
+    def factor_label(self) -> str:
+        """The factor with its provenance tag (``"3 [C]"``); ``"-"`` when there is none."""
+        from coflowopt.schedulers.registry import factor_label
+
+        return factor_label(self.factor, self.factor_source)
 
     def count(self, quick: bool) -> int:
         return self.quick if quick else self.full
@@ -87,11 +117,13 @@ class Check:
 class CheckReport:
     """The outcome of one check over its instances.
 
-    ``status``: ``passed`` (no failure), ``failed`` (at least one), ``skipped`` (``reason``).
-    ``worst``/``mean``: worst and mean ratio over the trials that have one, ``references``: how
-    many ratios used each reference.  ``failures``: ``(index, message, instance JSON)``.
-    ``runtime``: seconds spent on the check's instances (summed over workers with
-    ``jobs > 1``).
+    ``status``: ``passed`` (no failure), ``failed`` (at least one), ``skipped`` (``reason``),
+    or for a ``report`` check ``reported`` (no sanity failure; there is no constant to pass).
+    ``worst``/``mean``: worst and mean ratio over the trials that have one (a report check:
+    of ``ratio / f``), ``references``: how many ratios used each reference.  ``by_size``: a
+    report check's ``(m, mu) -> (count, max, mean)`` of ``ratio / f``.  ``failures``:
+    ``(index, message, instance JSON)``.  ``runtime``: seconds spent on the check's instances
+    (summed over workers with ``jobs > 1``).
     """
 
     name: str
@@ -110,6 +142,16 @@ class CheckReport:
     reason: str = ""
     failures: list[tuple[int, str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    kind: str = "bound"
+    factor_source: str = "R"
+    function: str = ""
+    by_size: dict[tuple[int, int], tuple[int, float, float]] = field(default_factory=dict)
+
+    @property
+    def factor_label(self) -> str:
+        from coflowopt.schedulers.registry import factor_label
+
+        return factor_label(self.factor, self.factor_source)
 
 
 _CHECKS: dict[str, Check] = {}
@@ -118,11 +160,15 @@ _FAMILIES: list[Callable[[Mapping[str, Any]], list[Check]]] = []
 
 def register_check(name: str, *, instances: Generate, quick: int = 20, full: int = 100,
                    factor: str = "-", objective: str = "", requires: tuple[str, ...] = (),
-                   theorem: str = "", description: str = "") -> Callable[[Evaluate], Evaluate]:
+                   theorem: str = "", description: str = "", kind: str = "bound",
+                   factor_source: str = "R", function: str = ""
+                   ) -> Callable[[Evaluate], Evaluate]:
     """Decorator: register ``evaluate(instance, algorithms) -> Trial`` as check ``name``.
 
     ``algorithms`` maps each name in ``requires`` to the registered scheduler (tests may pass
     their own).  ``instances(rng, index)`` makes instance ``index`` from a seeded generator.
+    ``kind``, ``factor_source``: see the module docstring; ``function``: a report check's
+    stated function (``"mu g(m)"``), its trials put ``ratio / f`` in ``values[SCALED]``.
     """
 
     def deco(func: Evaluate) -> Evaluate:
@@ -130,7 +176,8 @@ def register_check(name: str, *, instances: Generate, quick: int = 20, full: int
             raise ValueError(f"check {name!r} registered twice")
         doc = (func.__doc__ or "").strip().splitlines()
         _CHECKS[name] = Check(name, func, instances, quick, full, factor, objective,
-                              tuple(requires), theorem, description or (doc[0] if doc else ""))
+                              tuple(requires), theorem, description or (doc[0] if doc else ""),
+                              kind, factor_source, function)
         return func
 
     return deco

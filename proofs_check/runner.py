@@ -16,9 +16,12 @@ import numpy as np
 
 from coflowopt.model import Instance
 
-from .registry import Check, CheckReport, Trial, all_checks
+from .registry import SCALED, SIZE_M, SIZE_MU, Check, CheckReport, Trial, all_checks
 
-__all__ = ["format_failures", "format_table", "instance_of", "load", "run_checks", "run_trial"]
+__all__ = ["NO_CONSTANT", "format_failures", "format_sizes", "format_table", "instance_of",
+           "load", "run_checks", "run_trial"]
+
+NO_CONSTANT = "no constant (O(.) only)"
 
 _LOADED = [False]
 
@@ -93,9 +96,13 @@ def _worker(name: str, index: int, seed: int) -> tuple[str, int, Trial, str | No
 
 def _summarize(check: Check, trials: list[tuple[int, Trial, str | None]], runtime: float
                ) -> CheckReport:
-    rep = CheckReport(check.name, "passed", check.factor, check.objective, runtime=runtime)
+    report = check.kind == "report"
+    rep = CheckReport(check.name, "reported" if report else "passed", check.factor,
+                      check.objective, runtime=runtime, kind=check.kind,
+                      factor_source=check.factor_source, function=check.function)
     ratios = []
     refs: Counter[str] = Counter()
+    sizes: dict[tuple[int, int], list[float]] = {}
     for index, t, dump in sorted(trials, key=lambda x: x[0]):
         if t.skipped:
             rep.skipped_trials += 1
@@ -112,13 +119,21 @@ def _summarize(check: Check, trials: list[tuple[int, Trial, str | None]], runtim
             rep.inconclusive += 1
             if t.message:
                 rep.notes.append(f"instance {index}: {t.message}")
-        if t.ratio is not None and math.isfinite(t.ratio):
+        if report:
+            x = t.values.get(SCALED)
+            if x is not None and math.isfinite(x):
+                ratios.append(x)
+                refs[t.reference] += 1
+                key = (int(t.values.get(SIZE_M, 0)), int(t.values.get(SIZE_MU, 0)))
+                sizes.setdefault(key, []).append(x)
+        elif t.ratio is not None and math.isfinite(t.ratio):
             ratios.append(t.ratio)
             refs[t.reference] += 1
     if ratios:
         rep.worst = float(max(ratios))
         rep.mean = float(np.mean(ratios))
     rep.references = dict(refs)
+    rep.by_size = {k: (len(v), float(max(v)), float(np.mean(v))) for k, v in sorted(sizes.items())}
     if rep.failed:
         rep.status = "failed"
     elif rep.n == 0:
@@ -154,7 +169,9 @@ def run_checks(names: Sequence[str] | None = None, *, quick: bool = True, seed: 
         if missing:
             reports[chk.name] = CheckReport(chk.name, "skipped", chk.factor, chk.objective,
                                             reason=f"scheduler(s) not registered: "
-                                                   f"{', '.join(missing)}")
+                                                   f"{', '.join(missing)}", kind=chk.kind,
+                                            factor_source=chk.factor_source,
+                                            function=chk.function)
             continue
         runnable.append(chk)
     tasks = [(chk.name, i) for chk in runnable
@@ -196,13 +213,17 @@ def _fmt(x: float) -> str:
 
 
 def format_table(reports: Iterable[CheckReport]) -> str:
-    """The ratio table: one row per check."""
+    """The ratio table: one row per check.  A report check (no constant) shows ``reported``,
+    no pass count, and worst / mean of ``ratio / f``."""
     rows = [("check", "status", "factor", "n", "pass", "fail", "inc.", "worst", "mean",
              "ratio against", "time")]
     for r in reports:
         refs = ", ".join(f"{k} x{v}" if len(r.references) > 1 else k
                          for k, v in sorted(r.references.items(), key=lambda kv: -kv[1]))
-        rows.append((r.name, r.status, r.factor, str(r.n), str(r.passed), str(r.failed),
+        if r.kind == "report" and r.status != "skipped":
+            refs = f"{NO_CONSTANT}: ratio / ({r.function}), ratio against {refs or '-'}"
+        rows.append((r.name, r.status, r.factor_label, str(r.n),
+                     "-" if r.kind == "report" else str(r.passed), str(r.failed),
                      str(r.inconclusive), _fmt(r.worst), _fmt(r.mean),
                      refs or (r.reason if r.status == "skipped" else "-"),
                      f"{r.runtime:.1f}s"))
@@ -212,6 +233,27 @@ def format_table(reports: Iterable[CheckReport]) -> str:
         head = "  ".join(c.ljust(widths[k]) for k, c in enumerate(row[:-2]))
         lines.append(f"{head}  {row[-1]:>6}  {row[-2]}")
     return "\n".join(lines)
+
+
+def format_sizes(reports: Iterable[CheckReport]) -> str:
+    """For each report check: the largest ``ratio / f`` per instance size, a grid of ``m``
+    (rows) by ``mu`` (columns), labelled as having no constant; empty when none ran."""
+    out = []
+    for r in reports:
+        if r.kind != "report" or not r.by_size:
+            continue
+        ms = sorted({m for m, _ in r.by_size})
+        mus = sorted({mu for _, mu in r.by_size})
+        n = sum(c for c, _, _ in r.by_size.values())
+        ref = ", ".join(r.references) or "-"
+        out.append(f"{r.name}: max ratio / ({r.function}) by size over {n} instances, ratio "
+                   f"against {ref}; {NO_CONSTANT}, not pass/fail")
+        out.append("         " + "".join(f"{f'mu = {mu}':>10}" for mu in mus))
+        for m in ms:
+            cells = [r.by_size.get((m, mu)) for mu in mus]
+            out.append(f"  m = {m:<3}" + "".join(
+                f"{'-' if c is None else f'{c[1]:.3f}':>10}" for c in cells))
+    return "\n".join(out)
 
 
 def format_failures(reports: Iterable[CheckReport], limit: int = 3) -> str:

@@ -12,7 +12,9 @@ pair before running (:meth:`SchedulerInfo.refusal`), and what its parameters are
 Calling convention.  The public form of every scheduler is ``algorithm(instance, *, seed=None,
 **params) -> Schedule`` (``SchedulerInfo.__call__``).  Underneath, an implementation is
 ``impl(instance, params, *, seed=None, check=None, progress=None) -> Schedule |
-ValidSchedule``: ``progress(done, total)`` hears how far the run is; given a
+ValidSchedule``: ``progress(done, total)`` hears how far the run is (and, where the callback
+has a ``phase`` attribute, the LP-based schedulers' phase lines: the model's size, building,
+solving, rounding; :mod:`coflowopt.schedulers.lp_phases`); given a
 :class:`~coflowopt.Tolerance` in ``check`` it may stream its rate changes into the validator and
 return the :class:`~coflowopt.ValidSchedule` itself (entries with ``streams=True``);
 :func:`coflowopt.run` is the one caller that asks for that.
@@ -35,12 +37,16 @@ from coflowopt.params import NoParams, Params, ParamsError
 from coflowopt.schedule import Schedule
 
 __all__ = [
+    "FACTOR_LEGEND",
+    "FACTOR_SOURCES",
     "FAMILIES",
     "SEMANTICS",
     "Algorithm",
     "NoFeasibleSchedule",
     "SchedulerInfo",
+    "SolverStopped",
     "UnsupportedInstance",
+    "factor_label",
     "get",
     "register",
     "registry",
@@ -48,6 +54,9 @@ __all__ = [
 ]
 
 SEMANTICS = ("fluid", "coflowsim")
+FACTOR_SOURCES = ("R", "C")
+FACTOR_LEGEND = ("factor tags: [R] recovered from the paper, [C] reconstructed by us (see the "
+                 "specs; dag-coflows.md tags the same two cases [S] and [R]/[P])")
 FAMILIES = ("single", "dag", "fair", "learned", "baseline", "exact", "plugin")
 KINDS = ("offline", "online", "exact")
 
@@ -68,6 +77,25 @@ class NoFeasibleSchedule(ValueError):
     def __init__(self, message: str, where: Any = None):
         super().__init__(message)
         self.where = where
+
+
+class SolverStopped(ValueError):
+    """An LP-based scheduler stopped without a schedule: its LP reached the ``time_limit``
+    parameter or the solver failed, or the LP was refused before being built as too large.
+    The message is one line and names the parameter that changes the outcome; the CLI prints
+    it without a traceback."""
+
+
+def factor_label(factor: str | None, source: str = "R") -> str:
+    """``factor`` tagged with its provenance (``"2m+1 [R]"``); ``"-"`` for no factor."""
+    if factor is None or factor in ("", "-"):
+        return "-"
+    return f"{factor} [{source}]"
+
+
+def _label(value: Any) -> Any:
+    """A job or coflow id as a plain Python value, for messages."""
+    return value.item() if hasattr(value, "item") else value
 
 
 def _load(target: str, what: str) -> Any:
@@ -91,15 +119,23 @@ class SchedulerInfo:
     factor as the paper states it (``None`` when there is none), with ``objective`` naming what
     it bounds.  ``family``: the folder of :mod:`coflowopt.schedulers` it lives in.
     ``multistage``: honours Starts-After edges (else the instance must have none);
+    ``finishes_before``: honours Finishes-Before edges (else an instance with one is refused
+    before any work, naming the job and coflow; no built-in entry does);
     ``needs_starts_after`` / ``needs_deadlines``: refuses instances without them.
     ``factor_metric``: the metric of :func:`coflowopt.metrics.summary` the factor bounds, and
     ``factor_assumes``: what else it needs (``"release 0"``: every release 0; ``"single-stage"``:
-    no precedence edges); reports show the factor only where both hold (:meth:`factor_for`).
+    no precedence edges); ``factor_params``: the parameter values the factor needs, as
+    ``(name, value)`` pairs (Sincronia's 4 is proven for ``mode="offline"``, not for its
+    default online re-ordering); reports show the factor only where all hold
+    (:meth:`factor_for`); ``objective`` names those values for the listing.
     ``job_objective``: designed for job DAGs (its objective is on job completion; the proof
     checks give it DAG instances).  ``streams``: the implementation can stream its rate changes
     into the validator.  ``supports``: ``"module:function"`` of a structural test beyond those
     flags (e.g. rooted trees only): ``function(instance) -> str | None``, the one-line reason it
-    cannot run the instance, imported only when asked.
+    cannot run the instance, imported only when asked.  ``factor_source``: ``"R"`` when the
+    factor is recovered from the paper, ``"C"`` when it is our reconstruction (the spec's
+    derivation, e.g. a bound carried over to a reconstructed variant); :attr:`factor_label`
+    shows it as ``"4 [R]"`` / ``"O(mu g(m)) [C]"`` (:data:`FACTOR_LEGEND`).
     """
 
     name: str
@@ -121,6 +157,9 @@ class SchedulerInfo:
     streams: bool = False
     aliases: tuple[str, ...] = ()
     supports: str | None = None
+    factor_source: str = "R"
+    finishes_before: bool = False
+    factor_params: tuple[tuple[str, Any], ...] = ()
     _impl: Any = field(default=None, compare=False, repr=False)
     _params: Any = field(default=None, compare=False, repr=False)
 
@@ -131,6 +170,14 @@ class SchedulerInfo:
             raise ValueError(f"scheduler {self.name!r}: semantics must be one of {SEMANTICS}")
         if self.family not in FAMILIES:
             raise ValueError(f"scheduler {self.name!r}: family must be one of {FAMILIES}")
+        if self.factor_source not in FACTOR_SOURCES:
+            raise ValueError(f"scheduler {self.name!r}: factor_source must be one of "
+                             f"{FACTOR_SOURCES}, got {self.factor_source!r}")
+
+    @property
+    def factor_label(self) -> str:
+        """The factor with its provenance tag (``"3 [C]"``), or ``"-"`` when there is none."""
+        return factor_label(self.factor, self.factor_source)
 
     @property
     def impl(self) -> Callable[..., Any]:
@@ -161,10 +208,15 @@ class SchedulerInfo:
                               f"{cls.__name__}, got {type(params).__name__}")
         return cls.from_dict(params, where=where or self.name)
 
-    def factor_for(self, metric: str, instance: Instance) -> str | None:
-        """The proven factor where it applies to ``metric`` on ``instance``, else ``None``."""
+    def factor_for(self, metric: str, instance: Instance, params: Any = None) -> str | None:
+        """The proven factor where it applies to ``metric`` on ``instance`` run with ``params``
+        (a mapping or the parameter dataclass; ``None``: the defaults), else ``None``."""
         if self.factor is None or metric != self.factor_metric:
             return None
+        if self.factor_params:
+            p = self.make_params(params)
+            if any(getattr(p, k) != v for k, v in self.factor_params):
+                return None
         if "release 0" in self.factor_assumes and (instance.release != 0).any():
             return None
         if "single-stage" in self.factor_assumes and (
@@ -184,6 +236,13 @@ class SchedulerInfo:
             return (f"{self.name} ({self.semantics}) cannot run this instance: {what}, and job "
                     f"{job} has precedence edges (e.g. into coflow "
                     f"{instance.coflow_id[c]})")
+        fb = instance.finishes_before
+        if fb.shape[0] and not self.finishes_before:
+            c = int(fb[0, 1])
+            job = _label(instance.job_id[int(instance.coflow_job[c])])
+            return (f"{self.name} cannot run this instance: it does not honour Finishes-Before "
+                    f"edges, and job {job!r} has one (into coflow "
+                    f"{_label(instance.coflow_id[c])!r})")
         if self.needs_starts_after and not edges:
             return f"{self.name} needs job DAGs with Starts-After edges; the instance has none"
         if self.needs_deadlines:
@@ -228,12 +287,18 @@ _TABLE: list[SchedulerInfo] = [
     SchedulerInfo("varys", f"{S}.varys:run_varys", f"{S}.varys:VarysParams", "online", True,
                   "single", "SEBF order + MADD + work-conserving backfill (Varys)",
                   objective="average CCT (heuristic)", multistage=True, streams=True),
+    # kind and factor as run by default: mode="online" (BSSI again at every arrival and
+    # departure; the stored schedule digests are of it); the paper's factor 4 is for one BSSI
+    # order over all coflows, mode="offline"
     SchedulerInfo("sincronia", f"{S}.sincronia:run_sincronia", f"{S}.sincronia:SincroniaParams",
-                  "offline", True, "single",
-                  "BSSI order + order-preserving greedy allocation (Sincronia)", factor="4",
-                  objective="sum of weighted CCT (release 0)", multistage=True, streams=True,
-                  factor_metric="weighted_completion",
-                  factor_assumes=("release 0", "single-stage")),
+                  "online", True, "single",
+                  "BSSI order + order-preserving greedy allocation (Sincronia); mode=online "
+                  "(default) re-orders at every arrival and departure, mode=offline is the "
+                  "paper's one offline order", factor="4",
+                  objective="sum of weighted CCT (release 0, mode=offline)",
+                  multistage=True, streams=True, factor_metric="weighted_completion",
+                  factor_assumes=("release 0", "single-stage"),
+                  factor_params=(("mode", "offline"),)),
     SchedulerInfo("aalo", f"{S}.aalo:run_aalo", f"{S}.aalo:AaloParams", "online", False,
                   "single", "D-CLAS: priority queues on bytes sent, FIFO inside, strict priority",
                   objective="average CCT (heuristic)", multistage=True, streams=True),
@@ -297,14 +362,16 @@ _TABLE: list[SchedulerInfo] = [
                   "G-DM plus backfilling of idle ports in sigma order (G-DM-BF, rule "
                   "reconstructed)", factor="O(mu g(m))", objective="sum of weighted JCT",
                   multistage=True, job_objective=True, factor_metric="weighted_jct",
-                  streams=True, supports="coflowopt.schedulers.dag.gdm:gdm_supports"),
+                  streams=True, supports="coflowopt.schedulers.dag.gdm:gdm_supports",
+                  factor_source="C"),  # BF rule ours; spec 6.5: BF only adds service
     SchedulerInfo("gdm-rt-bf", "coflowopt.schedulers.dag.gdm:run_gdm_rt_bf",
                   "coflowopt.schedulers.dag.gdm:GDMRTParams", "offline", True, "dag",
                   "G-DM-RT plus backfilling of idle ports in sigma order (G-DM-RT-BF, rule "
                   "reconstructed)", factor="O(sqrt(mu) g(m) h(m,mu))",
                   objective="sum of weighted JCT", multistage=True, job_objective=True,
                   factor_metric="weighted_jct", streams=True,
-                  supports="coflowopt.schedulers.dag.gdm:gdm_rt_supports"),
+                  supports="coflowopt.schedulers.dag.gdm:gdm_rt_supports",
+                  factor_source="C"),  # BF rule ours; spec 6.5: BF only adds service
     SchedulerInfo("om-lp", "coflowopt.schedulers.dag.om_lp:run_om_lp",
                   "coflowopt.schedulers.dag.om_lp:OMLPParams", "offline", True, "dag",
                   "Tian et al.'s LP order, coflows one at a time by BNA (the O(m) baseline, "
@@ -433,15 +500,17 @@ def _params_from_signature(func: Callable[..., Any], name: str) -> type:
 def register(name: str, *, kind: str, clairvoyant: bool, factor: str | None = None,
              objective: str = "sum of weighted CCT", summary: str = "",
              factor_metric: str | None = "weighted_completion",
-             factor_assumes: tuple[str, ...] = (),
+             factor_assumes: tuple[str, ...] = (), factor_source: str = "R",
              multistage: bool = False, family: str = "plugin", starts_after: bool = True,
-             needs_starts_after: bool = False, needs_deadlines: bool = False
+             needs_starts_after: bool = False, needs_deadlines: bool = False,
+             finishes_before: bool = False
              ) -> Callable[[Callable[..., Schedule]], Callable[..., Schedule]]:
     """Decorator for plugins: add ``func(instance, *, seed=None, **params) -> Schedule`` under
     ``name`` (fluid semantics).  Its keyword-only parameters become the parameter dataclass
     (annotated with a plain type: checked; otherwise unchecked).  ``multistage``: designed for
     job DAGs (:attr:`SchedulerInfo.job_objective`); ``starts_after=False``: refuse instances
-    with precedence edges."""
+    with precedence edges; ``finishes_before=True``: it honours Finishes-Before edges (else
+    they are refused); ``factor_source``: ``"R"`` (the paper's factor) or ``"C"`` (ours)."""
     def deco(func: Callable[..., Schedule]) -> Callable[..., Schedule]:
         params_cls = _params_from_signature(func, name)
 
@@ -456,7 +525,9 @@ def register(name: str, *, kind: str, clairvoyant: bool, factor: str | None = No
                              needs_starts_after=needs_starts_after,
                              needs_deadlines=needs_deadlines, job_objective=multistage,
                              factor_metric=factor_metric if factor else None,
-                             factor_assumes=tuple(factor_assumes), _impl=impl,
+                             factor_assumes=tuple(factor_assumes),
+                             factor_source=factor_source,
+                             finishes_before=finishes_before, _impl=impl,
                              _params=params_cls)
         _add(info)
         return func

@@ -87,11 +87,35 @@ def test_the_proven_factor_applies_only_where_its_assumptions_hold() -> None:
     batch = build_instance(2, coflows=[CoflowSpec([(0, 1, 1.0)]), CoflowSpec([(1, 0, 2.0)])])
     released = build_instance(2, coflows=[CoflowSpec([(0, 1, 1.0)]),
                                           CoflowSpec([(1, 0, 2.0)], release=1.0)])
-    assert sinc.factor_for("weighted_completion", batch) == "4"
-    assert sinc.factor_for("avg_cct", batch) is None  # not the objective it bounds
-    assert sinc.factor_for("weighted_completion", released) is None  # releases > 0
-    assert sinc.factor_for("weighted_completion", _dag()) is None  # not single-stage
+    off = {"mode": "offline"}  # the paper's algorithm; the default mode is online
+    assert sinc.factor_for("weighted_completion", batch, off) == "4"
+    assert sinc.factor_for("weighted_completion", batch) is None
+    assert sinc.factor_for("avg_cct", batch, off) is None  # not the objective it bounds
+    assert sinc.factor_for("weighted_completion", released, off) is None  # releases > 0
+    assert sinc.factor_for("weighted_completion", _dag(), off) is None  # not single-stage
     assert get("varys").factor_for("avg_cct", batch) is None  # no factor at all
+
+
+def test_factors_carry_their_provenance_tag(capsys) -> None:
+    """[R]: the paper states the factor; [C]: ours (dag-coflows 6.5: the BF rule is our
+    reconstruction, its guarantee our argument).  A new field with a default: an entry built
+    without it is [R]."""
+    from coflowopt.cli import main
+    from coflowopt.schedulers.registry import FACTOR_LEGEND
+
+    assert get("sincronia").factor_label == "4 [R]"
+    assert get("dma-srt").factor_label == "O(sqrt(mu) h(m,mu)) [R]"
+    assert get("gdm-bf").factor_label == "O(mu g(m)) [C]"
+    assert get("gdm-rt-bf").factor_source == "C"
+    assert get("varys").factor_label == "-"  # no factor, no tag
+    plain = SchedulerInfo("x", "m:f", None, "online", False, "plugin", "s", factor="2")
+    assert plain.factor_source == "R" and plain.factor_label == "2 [R]"
+    with pytest.raises(ValueError, match="factor_source must be one of"):
+        SchedulerInfo("x", "m:f", None, "online", False, "plugin", "s", factor_source="S")
+    assert main(["schedulers"]) == 0
+    out = capsys.readouterr().out
+    assert "O(mu g(m)) [C]" in out and out.rstrip().endswith(FACTOR_LEGEND)
+    assert "[R] recovered from the paper, [C] reconstructed by us" in FACTOR_LEGEND
 
 
 def test_numpy_arrays_are_taken_for_sequence_parameters() -> None:
