@@ -28,6 +28,7 @@ KERNEL_MODULES = (
     "sim/fast.py",
     "sim/fastfair.py",
     "sim/kernel.py",
+    "sim/policy.py",
     "orders.py",
     "sim/segstore.py",
     "sim/stepper.py",

@@ -36,9 +36,11 @@ goes to the work-conserving backfill.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
+from numba import objmode
 
 from coflowopt._jit import njit
 from coflowopt.model import Instance
@@ -58,6 +60,7 @@ from coflowopt.sim.kernel import (
     run_kernel,
     stop_requested,
 )
+from coflowopt.sim.policy import CompiledKey, PolicyState, Reranking, no_key, rerank_call
 from coflowopt.sim.segstore import (
     CHUNK,
     gather_segments,
@@ -74,14 +77,16 @@ from coflowopt.validate import (
     stream_push,
 )
 
-__all__ = ["KIND_COFAIR", "KIND_DCLAS", "KIND_SINCRONIA", "KIND_STATIC", "KIND_VARYS",
-           "fast_simulate"]
+__all__ = ["KIND_COFAIR", "KIND_DCLAS", "KIND_KEY", "KIND_RERANK", "KIND_SINCRONIA",
+           "KIND_STATIC", "KIND_VARYS", "fast_simulate"]
 
 KIND_STATIC = 0  # fixed key per coflow (FIFO = admission time, SCF, NCF, LCF, offline BSSI)
 KIND_SINCRONIA = 1  # BSSI on remaining volumes at arrivals and departures
 KIND_VARYS = 2  # SEBF on remaining volumes + MADD reservations + backfill
 KIND_DCLAS = 3  # D-CLAS queues on attained service (Aalo, A-SEBF)
 KIND_COFAIR = 4  # CoFair on remaining volumes and residual deadlines, MPS fallback
+KIND_KEY = 5  # a policy's compiled key(state, c) at arrivals and departures (sim.policy)
+KIND_RERANK = 6  # a policy's Python rerank(view) at arrivals and departures (object mode)
 
 TINY = 1e-12
 # port lists of 2 m + 2 slots per port, indexed by int32 slots (the cascade's position rows):
@@ -421,10 +426,20 @@ def _start_walk(p, cap, cnt, cur, plist, wh, nw):
     return nw
 
 
+@njit(cache=True)
+def _rerank(handle, t, act, rem, admitted):
+    """The order of ``act`` from the Python callback registered under ``handle``
+    (:class:`coflowopt.sim.policy.Reranking`); its own function, so that the engine's loop
+    holds no object-mode block (lowered inside it, LLVM rejected the function)."""
+    with objmode(ranked="int64[::1]"):
+        ranked = rerank_call(handle, t, act, rem, admitted)
+    return ranked
+
+
 @njit(cache=True, nogil=True)
 def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, succ, cap_in,
          cap_out, kind, key, thresholds, norm, fair, pivot_port, rtol, t0, refill, lean, vs,
-         kctl):
+         kctl, keyfn, cbh, width):
     C = ptr.size - 1
     F = src.size
     m = cap_in.size
@@ -435,6 +450,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     x = np.zeros(F)
     r = np.zeros(F)  # Varys: MADD reservation
     finished = np.zeros(F, dtype=np.bool_)
+    # what an open policy reads as sent (sim.policy.PolicyState), kept for its kinds only
+    sent = np.zeros(F if kind == KIND_KEY else 0)
     opened = np.zeros(F, dtype=np.int32)
     pos = np.zeros(F, dtype=np.int32)  # the flow's position in the priority list glist
     # what the cascade reads of a head, by list position (the list is a few thousand heads
@@ -594,11 +611,22 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 if active[c]:
                     act[j] = c
                     j += 1
-            if kind == KIND_STATIC or kind == KIND_VARYS:
+            if kind == KIND_STATIC or kind == KIND_VARYS or kind == KIND_KEY:
                 kv = np.empty(nc)
                 if kind == KIND_STATIC:
                     for j in range(nc):
                         kv[j] = key[act[j]]
+                elif kind == KIND_KEY:
+                    # a finished flow's rem is 0, so this covers every flow of the coflow
+                    for j in range(nc):
+                        c = act[j]
+                        for i in range(ptr[c], ptr[c + 1]):
+                            f = order[i]
+                            sent[f] = volume[f] - rem[f]
+                    st = PolicyState(t, src, dst, volume, rem, sent, ptr, order, weight,
+                                     release, admitted, width, cap_in, cap_out)
+                    for j in range(nc):
+                        kv[j] = keyfn(st, act[j])
                 else:  # SEBF: Gamma of the remaining volumes with all capacity free
                     for j in range(nc):
                         c = act[j]
@@ -620,6 +648,9 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 act = act[o1]
                 kv = kv[o1]
                 act = act[np.argsort(kv, kind="mergesort")]
+            elif kind == KIND_RERANK:
+                act = act[np.argsort(admitted[act], kind="mergesort")]
+                act = _rerank(cbh, t, act, rem, admitted)
             elif kind == KIND_DCLAS:
                 act = act[np.argsort(entry[act], kind="mergesort")]
                 act = act[np.argsort(queue[act], kind="mergesort")]
@@ -967,8 +998,11 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 active[c] = False
                 n_done += 1
                 nt = indexed_delete(tkey, theap, twhere, nt, c)
+                if kind == KIND_KEY:
+                    for i in range(ptr[c], ptr[c + 1]):
+                        sent[order[i]] = volume[order[i]]
                 if (kind == KIND_SINCRONIA or kind == KIND_VARYS or kind == KIND_COFAIR
-                        or not refill):
+                        or kind == KIND_KEY or kind == KIND_RERANK or not refill):
                     full = True
                 na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
         # 6. D-CLAS threshold crossings: demote, keeping the FIFO order of simultaneous ones
@@ -1037,7 +1071,8 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
                   fair: np.ndarray | None = None, pivot_port: bool = False, rtol: float = 1e-9,
                   refill: bool = True, check: Tolerance | None = None,
                   progress: Progress | None = None, notify: Notify | None = None,
-                  control: np.ndarray | None = None, out: dict[str, Any] | None = None
+                  control: np.ndarray | None = None, out: dict[str, Any] | None = None,
+                  policy_key: CompiledKey | None = None, rerank: Reranking | None = None
                   ) -> Schedule | ValidSchedule:
     """Run the compiled engine (see the module docstring) and return the schedule.
 
@@ -1066,8 +1101,16 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
     tolerance.  ``out`` (a dict) receives ``orders`` (re-orders), ``fallbacks`` (re-orders
     where the exit fired and MPS's backward rule was used) and ``first_fallback``: ``None``, or
     ``(t, active coflows in admission order, remaining volumes per flow)`` at the first one.
+
+    ``KIND_KEY``: ``policy_key`` (a :class:`~coflowopt.sim.policy.CompiledKey`) orders the
+    active coflows at every arrival and departure; ``KIND_RERANK``: ``rerank`` (a
+    :class:`~coflowopt.sim.policy.Reranking`) does, from Python (:mod:`coflowopt.sim.policy`).
     """
     inst = instance
+    if kind == KIND_KEY and policy_key is None:
+        raise ValueError("fast_simulate: KIND_KEY needs policy_key")
+    if kind == KIND_RERANK and rerank is None:
+        raise ValueError("fast_simulate: KIND_RERANK needs rerank")
     C = inst.n_coflows
     m = inst.fabric.ports
     if m > MAX_PORTS:
@@ -1091,11 +1134,13 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
             arr(key, np.zeros(C)), arr(thresholds, np.zeros(0)), arr(norm, np.ones(C)),
             np.array(np.zeros((4, 0)) if fair is None else fair, dtype=np.float64, order="C",
                      copy=True), bool(pivot_port), float(rtol), float(t0), bool(refill),
-            check is not None, stream.state, ctl)
+            check is not None, stream.state, ctl, policy_key or no_key(),
+            0 if rerank is None else rerank.handle, arr(inst.coflow_width, None, i64))
     prepare(_run, *args, notify=notify)
     cb, units = progress_target(progress)
-    bps, store, status, events, n_full, n_visits, fb = run_kernel(_run, *args, control=ctl,
-                                                                  progress=cb, units=units)
+    with rerank or contextlib.nullcontext():
+        bps, store, status, events, n_full, n_visits, fb = run_kernel(
+            _run, *args, control=ctl, progress=cb, units=units)
     if status != 0:
         from coflowopt.sim.engine import SimulationError
 

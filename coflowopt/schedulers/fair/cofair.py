@@ -463,7 +463,8 @@ def run_cofair(instance: Instance, params: CoFairParams, *, seed: Any = None,
         meta["fallbacks"] = 0
     elif p.engine == "reference":
         online = _Online(inst, D, ph, p.update)
-        out = order_schedule(inst, rerank=online, check=check, progress=progress)
+        out = order_schedule(inst, rerank=online, engine="reference", check=check,
+                             progress=progress)
         meta["fallbacks"] = online.fallbacks
         meta["orders"] = online.recomputations
         if online.first_fallback is not None:
