@@ -28,8 +28,15 @@ from coflowopt.orders import static_key
 from coflowopt.schedule import Schedule
 from coflowopt.sim import allocate
 from coflowopt.sim.engine import SimView, simulate
-from coflowopt.sim.fast import KIND_KEY, KIND_RERANK, KIND_STATIC, fast_simulate
-from coflowopt.sim.policy import BlindState, CompiledKey, PolicyState, Reranking, compiled_key
+from coflowopt.sim.fast import fast_simulate
+from coflowopt.sim.policy import (
+    BlindState,
+    CompiledKey,
+    EnginePolicy,
+    PolicyState,
+    Reranking,
+    compiled_key,
+)
 from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = [
@@ -66,9 +73,9 @@ class OrderPolicy:
     def order(self, view: SimView) -> np.ndarray:
         raise NotImplementedError
 
-    def fast(self, inst: Instance) -> tuple[int, dict[str, Any]] | None:
-        """``(kind, arguments)`` for :func:`~coflowopt.sim.fast.fast_simulate`, or ``None``
-        when only the reference engine runs this configuration."""
+    def fast(self, inst: Instance) -> EnginePolicy | None:
+        """What the compiled engine runs (:func:`~coflowopt.sim.fast.fast_simulate`), or
+        ``None`` when only the reference engine runs this configuration."""
         return None
 
     def rates(self, view: SimView) -> float:
@@ -115,14 +122,16 @@ class StaticOrderPolicy(OrderPolicy):
         key = adm if self._keys is None else self._keys[c]
         return c[np.lexsort((c, adm, key))]
 
-    def fast(self, inst: Instance) -> tuple[int, dict[str, Any]] | None:
+    def fast(self, inst: Instance) -> EnginePolicy | None:
         if self.allocation != "greedy" or self.split != "ordered":
             return None
         if not isinstance(self.key, str):
-            return KIND_STATIC, {"key": np.asarray(self.key, dtype=np.float64)}
-        if self.key == "arrival":
-            return KIND_STATIC, {"key": np.zeros(inst.n_coflows)}  # admission order
-        return KIND_STATIC, {"key": static_key(inst, self.key)}
+            prio = np.asarray(self.key, dtype=np.float64)
+        elif self.key == "arrival":
+            prio = np.zeros(inst.n_coflows)  # admission order
+        else:
+            prio = static_key(inst, self.key)
+        return EnginePolicy(priority=prio, departures=False)
 
 
 class RerankPolicy(OrderPolicy):
@@ -138,10 +147,10 @@ class RerankPolicy(OrderPolicy):
         self.rerank = rerank
         self.clairvoyant = clairvoyant
 
-    def fast(self, inst: Instance) -> tuple[int, dict[str, Any]] | None:
+    def fast(self, inst: Instance) -> EnginePolicy | None:
         if self.allocation != "greedy":
             return None
-        return KIND_RERANK, {"rerank": Reranking(inst, self.rerank, self.clairvoyant)}
+        return EnginePolicy(rerank=Reranking(inst, self.rerank, self.clairvoyant))
 
     def order(self, view: SimView) -> np.ndarray:
         out = np.asarray(self.rerank(view), dtype=np.int64)
@@ -163,10 +172,10 @@ class KeyPolicy(OrderPolicy):
         self.key = compiled_key(key, clairvoyant)
         self.clairvoyant = self.key.clairvoyant
 
-    def fast(self, inst: Instance) -> tuple[int, dict[str, Any]] | None:
+    def fast(self, inst: Instance) -> EnginePolicy | None:
         if self.allocation != "greedy":
             return None
-        return KIND_KEY, {"policy_key": self.key}
+        return EnginePolicy(key=self.key, sent=True)
 
     def order(self, view: SimView) -> np.ndarray:
         st = view.alloc
@@ -176,7 +185,14 @@ class KeyPolicy(OrderPolicy):
                 view.capacity_in, view.capacity_out)
         if self.clairvoyant:
             rem = view.remaining
-            state: Any = PolicyState(view.t, *cols, st.volume, rem, st.volume - rem, *rest)
+            C = view.coflow_width.shape[0]
+            # the engine's own fields, which a user's key does not read: unfinished flows are
+            # all flows here (their remaining volume says which), no queues, no policy arrays
+            own = (st.order, st.ptr[1:], np.zeros(C, dtype=np.int64),
+                   np.zeros(C, dtype=np.int64), np.zeros(C), np.zeros((0, 0)), np.zeros(0),
+                   np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0))
+            state: Any = PolicyState(view.t, *cols, st.volume, rem, st.volume - rem, *rest,
+                                     *own)
         else:
             state = BlindState(view.t, *cols, view.sent, *rest)
         fn = self.key.function.py_func
@@ -201,8 +217,7 @@ def run_policy(instance: Instance, policy: Any, *, engine: str = "fast",
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     spec = policy.fast(instance) if engine == "fast" and hasattr(policy, "fast") else None
     if spec is not None:
-        kind, kwargs = spec
-        out = fast_simulate(instance, kind, check=check, progress=progress, **kwargs)
+        out = fast_simulate(instance, spec, check=check, progress=progress)
     else:
         out = simulate(instance, policy, progress=progress)
         out.meta["engine"] = "reference"

@@ -31,6 +31,12 @@ them, never write them):
 ``cap_in``, ``cap_out`` per port: the capacities
 ======================  =====================================================================
 
+The built-in policies read a few more fields, the engine's and their own: ``live`` and
+``live_end`` (the unfinished flows of an active coflow ``c`` are ``live[ptr[c]:live_end[c]]``,
+in order), ``queue`` and ``entry`` (D-CLAS: a coflow's queue and its place in it), and the
+policy's own arrays, set in its :class:`EnginePolicy` (``priority`` per coflow, ``table``,
+``scalars``, ``scratch``, ``iscratch``, and ``stats`` for what it reports back).
+
 ``remaining`` and ``sent`` are exact at every call for the flows of active coflows, equal to
 ``volume`` and 0 before a coflow's admission, and 0 and ``volume`` after its completion.  A
 non-clairvoyant key (``clairvoyant=False``) reads a :class:`BlindState`: the same fields less
@@ -47,6 +53,7 @@ from __future__ import annotations
 import itertools
 from collections import namedtuple
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numba
@@ -56,12 +63,14 @@ from numba import types
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 
-__all__ = ["KEY_SIGNATURE", "BlindState", "CompiledKey", "EngineView", "PolicyState",
-           "compiled_key"]
+__all__ = ["KEY_SIGNATURE", "RANK_SIGNATURE", "BlindState", "CompiledKey", "CompiledRank",
+           "EnginePolicy", "EngineView", "PolicyState", "builtin_key", "builtin_rank",
+           "by_priority", "compiled_key"]
 
 PolicyState = namedtuple("PolicyState", [
     "t", "src", "dst", "volume", "remaining", "sent", "ptr", "order", "weight", "release",
-    "admitted", "width", "cap_in", "cap_out"])
+    "admitted", "width", "cap_in", "cap_out", "live", "live_end", "queue", "entry", "priority",
+    "table", "scalars", "scratch", "iscratch", "stats"])
 BlindState = namedtuple("BlindState", [
     "t", "src", "dst", "sent", "ptr", "order", "weight", "release", "admitted", "width",
     "cap_in", "cap_out"])
@@ -81,18 +90,40 @@ def _rw(dtype: Any = np.float64) -> np.ndarray:
 # the flow order are read-only views, the rest the engine's own arrays
 _STATE_TYPE = numba.typeof(PolicyState(
     0.0, _ro(np.int32), _ro(np.int32), _ro(np.float64), _rw(), _rw(), _rw(np.int64),
-    _ro(np.int64), _rw(), _rw(), _rw(), _rw(np.int64), _rw(), _rw()))
+    _ro(np.int64), _rw(), _rw(), _rw(), _rw(np.int64), _rw(), _rw(), _rw(np.int64),
+    _rw(np.int64), _rw(np.int64), _rw(np.int64), _rw(), np.zeros((1, 1)), _rw(), _rw(),
+    _rw(np.int64), _rw()))
 _BLIND_TYPE = numba.typeof(BlindState(
     0.0, _ro(np.int32), _ro(np.int32), _rw(), _rw(np.int64), _ro(np.int64), _rw(), _rw(),
     _rw(), _rw(np.int64), _rw(), _rw()))
 KEY_SIGNATURE = types.float64(_STATE_TYPE, types.int64)
 """``key(state: PolicyState, c: int64) -> float64``, the signature a key is compiled for."""
+RANK_SIGNATURE = types.int64(_STATE_TYPE, types.int64[::1], types.int64[::1])
+"""``rank(state, act, out) -> int64``: writes the active coflows ``act`` (in admission order)
+into ``out`` in the order to serve them, and returns their number."""
 _BLIND_SIGNATURE = types.float64(_BLIND_TYPE, types.int64)
 
 
-class CompiledKey(types.WrapperAddressProtocol):
-    """A key compiled for :data:`KEY_SIGNATURE`, passed to the engine by address (numba's
-    wrapper address protocol), so the engine's kernel is compiled once for every key."""
+class _ByAddress(types.WrapperAddressProtocol):
+    """A compiled function handed to the engine by address (numba's wrapper address protocol),
+    so the engine's kernel is compiled once for every function of the signature."""
+
+    def __init__(self, disp: Any, sig: Any):
+        disp.compile(sig)
+        cres = disp.get_compile_result(sig)
+        self._sig = sig
+        self._dispatcher = disp  # keeps the compiled code alive
+        self._address = cres.library.get_pointer_to_function(cres.fndesc.llvm_cfunc_wrapper_name)
+
+    def __wrapper_address__(self) -> int:
+        return self._address
+
+    def signature(self) -> Any:
+        return self._sig
+
+
+class CompiledKey(_ByAddress):
+    """A key compiled for :data:`KEY_SIGNATURE`."""
 
     def __init__(self, fn: Any, clairvoyant: bool = True):
         disp = fn if isinstance(fn, numba.core.registry.CPUDispatcher) else njit(fn)
@@ -101,16 +132,15 @@ class CompiledKey(types.WrapperAddressProtocol):
         if not self.clairvoyant:
             disp.compile(_BLIND_SIGNATURE)
             disp = _blind_adapter(disp)
-        disp.compile(KEY_SIGNATURE)
-        cres = disp.get_compile_result(KEY_SIGNATURE)
-        self._dispatcher = disp  # keeps the compiled code alive
-        self._address = cres.library.get_pointer_to_function(cres.fndesc.llvm_cfunc_wrapper_name)
+        super().__init__(disp, KEY_SIGNATURE)
 
-    def __wrapper_address__(self) -> int:
-        return self._address
 
-    def signature(self) -> Any:
-        return KEY_SIGNATURE
+class CompiledRank(_ByAddress):
+    """A whole-order function compiled for :data:`RANK_SIGNATURE`."""
+
+    def __init__(self, fn: Any):
+        self.function = fn
+        super().__init__(fn, RANK_SIGNATURE)
 
 
 def _blind_adapter(fn: Any) -> Any:
@@ -135,18 +165,101 @@ def compiled_key(fn: Any, clairvoyant: bool = True) -> CompiledKey:
 
 
 @njit(cache=True)
-def _zero(state: Any, c: int) -> float:
-    return 0.0
+def by_priority(s: Any, c: int) -> float:
+    """The key of a fixed order: the policy's ``priority[c]`` (static orders; all zeros: FIFO
+    by admission)."""
+    return s.priority[c]
 
 
-_NO_KEY: list[CompiledKey] = []
+@njit(cache=True)
+def _unused_rank(s: Any, act: Any, out: Any) -> int:
+    return 0
 
 
-def no_key() -> CompiledKey:
-    """The key the engine is handed when its policy has none (compiled on first use)."""
-    if not _NO_KEY:
-        _NO_KEY.append(CompiledKey(_zero))
-    return _NO_KEY[0]
+_COMPILED: dict[str, _ByAddress] = {}
+
+
+def builtin_key(name: str, fn: Any) -> CompiledKey:
+    """``fn`` (a cached ``njit`` key of a built-in policy) wrapped once per process."""
+    if name not in _COMPILED:
+        _COMPILED[name] = CompiledKey(fn)
+    return _COMPILED[name]  # type: ignore[return-value]
+
+
+def builtin_rank(name: str, fn: Any) -> CompiledRank:
+    """``fn`` (a cached ``njit`` rank of a built-in policy) wrapped once per process."""
+    if name not in _COMPILED:
+        _COMPILED[name] = CompiledRank(fn)
+    return _COMPILED[name]  # type: ignore[return-value]
+
+
+def _arr(a: Any, dtype: Any, empty: tuple[int, ...] = (0,)) -> np.ndarray:
+    # the kernel compiles once for writable, contiguous arrays; the policy's functions write
+    # into its own (scratch, stats), so an array of the right kind is kept, not copied
+    if a is None:
+        return np.zeros(empty, dtype=dtype)
+    out = np.asarray(a)
+    if out.dtype != dtype or not out.flags.c_contiguous or not out.flags.writeable:
+        out = np.array(out, dtype=dtype, order="C", copy=True)
+    return out
+
+
+@dataclass
+class EnginePolicy:
+    """What a policy hands the compiled engine (:func:`coflowopt.sim.fast.fast_simulate`).
+
+    The order: ``rank`` (a :class:`CompiledRank`), else ``rerank`` (a :class:`Reranking`, a
+    Python callback), else ``key`` (a :class:`CompiledKey`; default: ``priority``, then
+    admission).  ``departures``: re-order at departures too (else at arrivals only).
+    ``madd``: MADD reservations ``remaining / Gamma`` coflow by coflow in the order before the
+    greedy allocation (Varys).  ``demotion``: D-CLAS, coflows move down the queues at the
+    ``thresholds`` (times ``norm`` per coflow) of bytes sent; the state's ``queue`` and
+    ``entry``.  ``sent``: keep the state's ``sent`` (a user's key may read it).  The arrays
+    ``priority`` (one per coflow), ``table`` (2-D), ``scalars``, ``scratch``, ``iscratch`` and
+    ``stats`` are the policy's own, read (and ``scratch``, ``iscratch``, ``stats`` written) by
+    its compiled functions; after the run they hold what it wrote.
+    """
+
+    key: CompiledKey | None = None
+    rank: CompiledRank | None = None
+    rerank: Reranking | None = None
+    departures: bool = True
+    madd: bool = False
+    demotion: bool = False
+    thresholds: Any = None
+    norm: Any = None
+    sent: bool = False
+    priority: Any = None
+    table: Any = None
+    scalars: Any = None
+    scratch: Any = None
+    iscratch: Any = None
+    stats: Any = None
+
+    def __post_init__(self) -> None:
+        f8, i8 = np.float64, np.int64
+        self.thresholds = _arr(self.thresholds, f8)
+        self.table = _arr(self.table, f8, (0, 0))
+        if self.table.ndim != 2:
+            raise ValueError("EnginePolicy.table: a 2-D array")
+        self.scalars = _arr(self.scalars, f8)
+        self.scratch = _arr(self.scratch, f8)
+        self.iscratch = _arr(self.iscratch, i8)
+        self.stats = _arr(self.stats, f8)
+
+    def kernel_args(self, n_coflows: int) -> tuple[Any, ...]:
+        """The engine's arguments for this policy, in its order."""
+        key = self.key if self.key is not None else builtin_key("by_priority", by_priority)
+        rank = self.rank if self.rank is not None else builtin_rank("unused", _unused_rank)
+        norm = np.ones(n_coflows) if self.norm is None else _arr(self.norm, np.float64)
+        priority = _arr(self.priority, np.float64, (n_coflows,))
+        if norm.shape != (n_coflows,) or priority.shape != (n_coflows,):
+            raise ValueError(f"EnginePolicy: norm and priority need one value per coflow "
+                             f"({n_coflows})")
+        return (key, rank, self.rank is not None,
+                0 if self.rerank is None else self.rerank.handle, bool(self.departures),
+                bool(self.madd), bool(self.demotion), self.thresholds, norm, bool(self.sent),
+                priority, self.table, self.scalars, self.scratch, self.iscratch, self.stats)
 
 
 class EngineView:
