@@ -6,7 +6,7 @@ input the metrics accept.  :func:`run` does the last two steps in one call for a
 scheduler, streaming the validation where a kernel can.
 """
 
-from coflowopt import _kernel_cache, bounds, metrics, orders, schedulers, sim, workloads
+from coflowopt import bounds, metrics, orders, schedulers, sim, workloads
 from coflowopt.interchange import (
     InterchangeError,
     load_instance,
@@ -77,6 +77,3 @@ __all__ = [
     "workloads",
 ]
 __version__ = "0.1.0"
-
-# before any kernel runs: a kernel cached before a module it calls changed must be recompiled
-_kernel_cache.refresh()

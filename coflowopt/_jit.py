@@ -38,8 +38,14 @@ from numba.core.compiler import CompilerBase, DefaultPassBuilder
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.untyped_passes import InlineInlinables, ReconstructSSA
 
+from coflowopt import _kernel_cache
+
 __all__ = ["ForwardCopies", "KernelCompiler", "apply_copies", "forward_copies", "njit",
            "safe_copies"]
+
+# every kernel module imports this one before it defines a kernel: from here on their cache
+# entries are keyed on the sources of all kernel modules (coflowopt._kernel_cache)
+_kernel_cache.install()
 
 
 def _reachable(cfg: Any, start: int) -> set[int]:

@@ -141,7 +141,7 @@ def bssi_trace(loads: np.ndarray, weights: np.ndarray, capacity: np.ndarray | No
 
 # -- CoFair (single-stage spec 4.3, [INF]; documented in coflowopt.schedulers.fair.cofair) --------
 # One implementation for the offline order, the reference engine's online re-ranking and the
-# compiled engine's KIND_COFAIR (coflowopt.sim.fast), so the three cannot drift apart.
+# compiled engine (coflowopt.schedulers.fair.cofair.cofair_rank), so the three cannot drift apart.
 
 
 @njit(cache=True)

@@ -1,38 +1,83 @@
-"""The kernel-cache guard: numba's cache indexes are dropped when a kernel module changes."""
+"""The kernel-cache key: a cached kernel is never read once any kernel module changed."""
 
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
-from coflowopt._kernel_cache import KERNEL_MODULES, refresh
+from coflowopt._kernel_cache import KERNEL_MODULES, sources_digest
+
+_PROBE = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from numba import njit
+    from numba.core import caching
+    from coflowopt._kernel_cache import StampedLocator
+
+    root = Path(sys.argv[1])
+
+    class Here(StampedLocator):  # the package's locator, for this folder's two modules
+        pass
+
+    Here.root, Here.modules = root, ("k.py", "dep.py")
+    caching.CacheImpl._locator_classes.insert(0, Here)
+    sys.path.insert(0, str(root))
+    import k
+
+    k.f(1.0)
+    print(sum(k.f.stats.cache_hits.values()), sum(k.f.stats.cache_misses.values()))
+""")
 
 
-def _tree(root: Path) -> list[Path]:
-    (root / "sim" / "__pycache__").mkdir(parents=True)
-    (root / "__pycache__").mkdir()
-    (root / "a.py").write_text("x = 1\n")
-    (root / "sim" / "b.py").write_text("y = 2\n")
-    return [root / "__pycache__" / "a._f-3.py311.nbi", root / "sim" / "__pycache__" / "b.nbi"]
+def _probe(root: Path) -> tuple[int, int]:
+    out = subprocess.run([sys.executable, "-c", _PROBE, str(root)], capture_output=True,
+                         text=True, check=True, cwd=root)
+    hits, misses = out.stdout.split()
+    return int(hits), int(misses)
 
 
-def test_refresh_drops_indexes_when_a_source_changes(tmp_path: Path) -> None:
-    idx = _tree(tmp_path)
-    mods = ("a.py", "sim/b.py")
-    for p in idx:
-        p.write_text("index")
-    code = tmp_path / "__pycache__" / "a._f-3.py311.1.nbc"
-    code.write_text("code")
-    # no stamp yet: the caches may predate the guard, so they go
-    assert refresh(tmp_path, mods)
-    assert not any(p.exists() for p in idx) and code.exists()
-    # nothing changed: kept
-    for p in idx:
-        p.write_text("index")
-    assert not refresh(tmp_path, mods)
-    assert all(p.exists() for p in idx)
-    # a callee's module changes (same size, other content): every index goes
-    (tmp_path / "sim" / "b.py").write_text("y = 3\n")
-    assert refresh(tmp_path, mods)
-    assert not any(p.exists() for p in idx)
-    assert not refresh(tmp_path, mods)
+def test_a_change_in_any_kernel_module_is_a_miss(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text("from numba import njit\n\n@njit(cache=True)\n"
+                                   "def f(x):\n    return x + 1.0\n")
+    (tmp_path / "dep.py").write_text("y = 2\n")
+    assert _probe(tmp_path) == (0, 1)  # compiled and cached
+    assert _probe(tmp_path) == (1, 0)  # read back
+    index = sorted((tmp_path / "__pycache__").glob("k.f-*.nbi"))
+    assert index
+    # a module the kernel does not even import changes (same size, other content): the
+    # cached entry is not read, and nothing was deleted to achieve it
+    (tmp_path / "dep.py").write_text("y = 3\n")
+    assert _probe(tmp_path) == (0, 1)
+    assert _probe(tmp_path) == (1, 0)
+    assert all(p.exists() for p in index)
+
+
+def test_the_digest_follows_every_listed_source(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    mods = ("a.py", "b.py")
+    before = sources_digest(tmp_path, mods)  # b.py missing counts as missing
+    (tmp_path / "b.py").write_text("y = 2\n")
+    assert sources_digest(tmp_path, mods) != before
+    assert sources_digest(tmp_path, mods) == sources_digest(tmp_path, mods)
+
+
+def test_kernels_of_the_package_use_the_stamped_locator() -> None:
+    from coflowopt.sim import fast
+    from coflowopt.sim.policy import by_priority
+
+    for fn in (fast._run, by_priority):
+        loc = fn._cache._impl._locator
+        assert type(loc).__name__ == "StampedLocator"
+        assert loc.get_source_stamp()[1] == sources_digest()
+
+
+def test_the_package_deletes_no_cache_file() -> None:
+    # the key replaces the old guard, which dropped numba's indexes at import and kept a stamp
+    # file inside the package
+    src = (Path(__file__).resolve().parents[1] / "coflowopt" / "_kernel_cache.py").read_text()
+    assert "unlink" not in src and "write_text" not in src
+    assert "refresh" not in (Path(__file__).resolve().parents[1] / "coflowopt"
+                             / "__init__.py").read_text()
 
 
 def _jitted_names(tree) -> set[str]:

@@ -109,3 +109,18 @@ def test_every_package_is_listed_for_installation() -> None:
              for p in (root / "coflowopt").rglob("__init__.py")}
     found |= {"coflowopt.lp", "coflowopt.proofs_check"}
     assert found <= listed, sorted(found - listed)
+
+
+def test_the_engine_holds_no_policy() -> None:
+    # the compiled engine is open: policies hand it their order as compiled code
+    # (coflowopt.sim.policy), so no kind switch names a built-in scheduler
+    import re
+
+    kinds = re.compile(r"\bKIND_[A-Z]+\b")
+    bad = [p.relative_to(ROOT).as_posix() for d in (PKG, ROOT / "lp", ROOT / "proofs_check")
+           for p in _sources(d) if kinds.search(p.read_text())]
+    assert not bad, f"KIND_ switches in: {bad}"
+    # and the built-ins' compiled rules sit in their family modules, not in the engine
+    fast = (PKG / "sim" / "fast.py").read_text()
+    for rule in ("sebf_key", "bssi_rank", "dclas_key", "cofair_rank", "_bssi", "_cofair_online"):
+        assert rule not in fast, rule

@@ -18,8 +18,13 @@ from coflowopt.schedulers.registry import (
     registry,
 )
 
-#: The ``sequential`` baseline as a callable: ``sequential(instance, *, order=None)``.
-sequential = get("sequential")
-
 __all__ = ["Algorithm", "NoFeasibleSchedule", "SchedulerInfo", "SolverStopped",
            "UnsupportedInstance", "get", "register", "registry", "sequential"]
+
+
+def __getattr__(name: str) -> SchedulerInfo:
+    # ``sequential``: the baseline as a callable, ``sequential(instance, *, order=None)``,
+    # looked up when first asked for rather than at import (PEP 562)
+    if name == "sequential":
+        return get("sequential")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,9 +4,18 @@ allocators, the order-to-schedule mechanism, and the CoflowSim-semantics mode.
 Algorithms live in :mod:`coflowopt.schedulers`; nothing here imports them.
 """
 
-from coflowopt.sim import allocate, coflowsim, drive
-from coflowopt.sim.drive import ENGINES, OrderPolicy, StaticOrderPolicy, order_schedule, run_policy
+from coflowopt.sim import allocate, coflowsim, drive, policy
+from coflowopt.sim.drive import (
+    ENGINES,
+    KeyPolicy,
+    OrderPolicy,
+    StaticOrderPolicy,
+    order_schedule,
+    run_policy,
+)
 from coflowopt.sim.engine import Policy, SimulationError, SimView, simulate
+from coflowopt.sim.policy import EngineView, PolicyState, compiled_key
 
-__all__ = ["ENGINES", "OrderPolicy", "Policy", "SimView", "SimulationError", "StaticOrderPolicy",
-           "allocate", "coflowsim", "drive", "order_schedule", "run_policy", "simulate"]
+__all__ = ["ENGINES", "EngineView", "KeyPolicy", "OrderPolicy", "Policy", "PolicyState",
+           "SimView", "SimulationError", "StaticOrderPolicy", "allocate", "coflowsim",
+           "compiled_key", "drive", "order_schedule", "policy", "run_policy", "simulate"]

@@ -28,11 +28,20 @@ from coflowopt.orders import static_key
 from coflowopt.schedule import Schedule
 from coflowopt.sim import allocate
 from coflowopt.sim.engine import SimView, simulate
-from coflowopt.sim.fast import KIND_STATIC, fast_simulate
+from coflowopt.sim.fast import fast_simulate
+from coflowopt.sim.policy import (
+    BlindState,
+    CompiledKey,
+    EnginePolicy,
+    PolicyState,
+    Reranking,
+    compiled_key,
+)
 from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = [
     "ENGINES",
+    "KeyPolicy",
     "OrderPolicy",
     "RerankPolicy",
     "StaticOrderPolicy",
@@ -64,9 +73,9 @@ class OrderPolicy:
     def order(self, view: SimView) -> np.ndarray:
         raise NotImplementedError
 
-    def fast(self, inst: Instance) -> tuple[int, dict[str, Any]] | None:
-        """``(kind, arguments)`` for :func:`~coflowopt.sim.fast.fast_simulate`, or ``None``
-        when only the reference engine runs this configuration."""
+    def fast(self, inst: Instance) -> EnginePolicy | None:
+        """What the compiled engine runs (:func:`~coflowopt.sim.fast.fast_simulate`), or
+        ``None`` when only the reference engine runs this configuration."""
         return None
 
     def rates(self, view: SimView) -> float:
@@ -113,26 +122,35 @@ class StaticOrderPolicy(OrderPolicy):
         key = adm if self._keys is None else self._keys[c]
         return c[np.lexsort((c, adm, key))]
 
-    def fast(self, inst: Instance) -> tuple[int, dict[str, Any]] | None:
+    def fast(self, inst: Instance) -> EnginePolicy | None:
         if self.allocation != "greedy" or self.split != "ordered":
             return None
         if not isinstance(self.key, str):
-            return KIND_STATIC, {"key": np.asarray(self.key, dtype=np.float64)}
-        if self.key == "arrival":
-            return KIND_STATIC, {"key": np.zeros(inst.n_coflows)}  # admission order
-        return KIND_STATIC, {"key": static_key(inst, self.key)}
+            prio = np.asarray(self.key, dtype=np.float64)
+        elif self.key == "arrival":
+            prio = np.zeros(inst.n_coflows)  # admission order
+        else:
+            prio = static_key(inst, self.key)
+        return EnginePolicy(priority=prio, departures=False)
 
 
 class RerankPolicy(OrderPolicy):
     """An order chosen by a callback at each arrival and departure:
     ``rerank(view) -> coflow positions`` (a permutation of ``view.coflows``, first served
-    first).  Reference engine only: the compiled engine cannot call back into Python."""
+    first).  On the compiled engine (greedy allocation) the callback gets an
+    :class:`~coflowopt.sim.policy.EngineView`, on the reference engine a
+    :class:`~coflowopt.sim.engine.SimView`, with the same names."""
 
     def __init__(self, rerank: Callable[[SimView], Any], allocation: str = "greedy",
                  clairvoyant: bool = True):
         super().__init__(allocation, "ordered")
         self.rerank = rerank
         self.clairvoyant = clairvoyant
+
+    def fast(self, inst: Instance) -> EnginePolicy | None:
+        if self.allocation != "greedy":
+            return None
+        return EnginePolicy(rerank=Reranking(inst, self.rerank, self.clairvoyant))
 
     def order(self, view: SimView) -> np.ndarray:
         out = np.asarray(self.rerank(view), dtype=np.int64)
@@ -141,6 +159,46 @@ class RerankPolicy(OrderPolicy):
             raise ValueError(f"rerank at t={view.t:g}: must return a permutation of the active "
                              f"coflows {view.coflows.tolist()}, got {out.tolist()}")
         return out
+
+
+class KeyPolicy(OrderPolicy):
+    """An order by a compiled ``key(state, c) -> float`` (smaller first; ties: admission time,
+    then position), evaluated for the active coflows at every arrival and departure
+    (:mod:`coflowopt.sim.policy`).  The reference engine evaluates the same function in Python
+    on the same state (its executable specification)."""
+
+    def __init__(self, key: Any, allocation: str = "greedy", clairvoyant: bool = True):
+        super().__init__(allocation, "ordered")
+        self.key = compiled_key(key, clairvoyant)
+        self.clairvoyant = self.key.clairvoyant
+
+    def fast(self, inst: Instance) -> EnginePolicy | None:
+        if self.allocation != "greedy":
+            return None
+        return EnginePolicy(key=self.key, sent=True)
+
+    def order(self, view: SimView) -> np.ndarray:
+        st = view.alloc
+        adm = np.where(np.isnan(view.admitted), np.inf, view.admitted)
+        cols = (view.flow_src, view.flow_dst)
+        rest = (st.ptr, st.order, view.coflow_weight, view.release, adm, view.coflow_width,
+                view.capacity_in, view.capacity_out)
+        if self.clairvoyant:
+            rem = view.remaining
+            C = view.coflow_width.shape[0]
+            # the engine's own fields, which a user's key does not read: unfinished flows are
+            # all flows here (their remaining volume says which), no queues, no policy arrays
+            own = (st.order, st.ptr[1:], np.zeros(C, dtype=np.int64),
+                   np.zeros(C, dtype=np.int64), np.zeros(C), np.zeros((0, 0)), np.zeros(0),
+                   np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0))
+            state: Any = PolicyState(view.t, *cols, st.volume, rem, st.volume - rem, *rest,
+                                     *own)
+        else:
+            state = BlindState(view.t, *cols, view.sent, *rest)
+        fn = self.key.function.py_func
+        c = view.coflows
+        key = np.array([fn(state, int(j)) for j in c], dtype=np.float64)
+        return c[np.lexsort((c, view.admitted[c], key))]
 
 
 def run_policy(instance: Instance, policy: Any, *, engine: str = "fast",
@@ -159,8 +217,7 @@ def run_policy(instance: Instance, policy: Any, *, engine: str = "fast",
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     spec = policy.fast(instance) if engine == "fast" and hasattr(policy, "fast") else None
     if spec is not None:
-        kind, kwargs = spec
-        out = fast_simulate(instance, kind, check=check, progress=progress, **kwargs)
+        out = fast_simulate(instance, spec, check=check, progress=progress)
     else:
         out = simulate(instance, policy, progress=progress)
         out.meta["engine"] = "reference"
@@ -171,6 +228,8 @@ def run_policy(instance: Instance, policy: Any, *, engine: str = "fast",
 def order_schedule(instance: Instance, order: Sequence[int] | np.ndarray | None = None, *,
                    priority: Sequence[float] | np.ndarray | None = None,
                    rerank: Callable[[SimView], Any] | None = None,
+                   key: Callable[..., float] | CompiledKey | None = None,
+                   clairvoyant: bool = True,
                    allocation: str = "greedy", engine: str = "fast",
                    check: Tolerance | None = None,
                    progress: Callable[[float, float], Any] | None = None
@@ -183,7 +242,14 @@ def order_schedule(instance: Instance, order: Sequence[int] | np.ndarray | None 
     - ``priority``: one number per coflow, smaller served first (ties: admission time, then
       position);
     - ``rerank``: ``rerank(view)`` returns the active coflows in the order to serve them; it is
-      called at every arrival and departure (reference engine).
+      called at every arrival and departure (on the compiled engine, which returns to Python
+      only then);
+    - ``key``: a compiled ``key(state, c) -> float``, smaller served first, evaluated for the
+      active coflows at every arrival and departure inside the compiled engine (see
+      :mod:`coflowopt.sim.policy` for the state it reads).
+
+    ``clairvoyant=False`` (``rerank``, ``key``): the policy may not read volumes (a key reads a
+    :class:`~coflowopt.sim.policy.BlindState`).
 
     At every instant the active coflows (released, every Starts-After predecessor complete) are
     served in that order by ``allocation``: ``"greedy"`` (order-preserving, work-conserving:
@@ -191,14 +257,15 @@ def order_schedule(instance: Instance, order: Sequence[int] | np.ndarray | None 
     (each coflow at the MADD rates ``remaining / Gamma`` of what the ones before it left;
     reference engine).  ``check``, ``progress``: see :func:`run_policy`.
     """
-    given = [x is not None for x in (order, priority, rerank)]
+    given = [x is not None for x in (order, priority, rerank, key)]
     if sum(given) != 1:
-        raise ValueError("order_schedule: give exactly one of order, priority or rerank")
+        raise ValueError("order_schedule: give exactly one of order, priority, rerank or key")
     n = instance.n_coflows
     meta: dict[str, Any] = {"scheduler": "order", "allocation": allocation}
-    if rerank is not None:
-        policy: OrderPolicy = RerankPolicy(rerank, allocation)
-        return run_policy(instance, policy, engine="reference", check=check, meta=meta,
+    if rerank is not None or key is not None:
+        policy: OrderPolicy = (RerankPolicy(rerank, allocation, clairvoyant) if key is None
+                               else KeyPolicy(key, allocation, clairvoyant))
+        return run_policy(instance, policy, engine=engine, check=check, meta=meta,
                           progress=progress)
     if order is not None:
         o = np.asarray(order, dtype=np.int64).ravel()

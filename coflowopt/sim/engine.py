@@ -46,10 +46,11 @@ class SimulationError(RuntimeError):
 class SimView:
     """What a policy sees at an event.
 
-    ``t``: current time; ``coflows``: active coflow positions (released, predecessors done,
-    unfinished), in admission order; ``admitted[c]``: admission time of coflow ``c`` (NaN before);
-    ``sent``: bytes sent per flow; ``coflow_sent``: per coflow; ``alloc``: the shared allocator
-    state to pass to :mod:`coflowopt.sim.allocate`.
+    ``t``: current time; ``release``: effective release per coflow; ``coflows``: active coflow
+    positions (released, predecessors done, unfinished), in admission order; ``admitted[c]``:
+    admission time of coflow ``c`` (NaN before); ``sent``: bytes sent per flow;
+    ``coflow_sent``: per coflow; ``alloc``: the shared allocator state to pass to
+    :mod:`coflowopt.sim.allocate`.
     """
 
     def __init__(self, inst: Instance, st: AllocState, clairvoyant: bool):
@@ -65,6 +66,7 @@ class SimView:
         self.flow_coflow = inst.flow_coflow
         self.coflow_width = inst.coflow_width
         self.coflow_weight = inst.coflow_weight
+        self.release = inst.release
         self.coflow_id = inst.coflow_id
         self.job_deadline = inst.job_deadline
         self.coflow_job = inst.coflow_job

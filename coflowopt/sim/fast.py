@@ -3,17 +3,27 @@
 Same model as :mod:`coflowopt.sim.engine`, but the whole event loop runs in numba and a flow
 completion costs time proportional to what it changes, not to the number of active flows.
 
+The engine is open: a policy hands it an :class:`~coflowopt.sim.policy.EnginePolicy`, its order
+as compiled code (a ``key(state, c)`` or a whole-order ``rank(state, act, out)``, called through
+its address, so this kernel compiles once for every policy) or as a Python callback, and the
+allocation hooks it needs (MADD reservations, D-CLAS demotion).  No policy lives here: Varys's
+SEBF key is in :mod:`coflowopt.schedulers.single.varys`, Sincronia's BSSI rank in
+:mod:`~coflowopt.schedulers.single.sincronia`, D-CLAS's key in
+:mod:`~coflowopt.schedulers.single.aalo`, CoFair's rank in
+:mod:`~coflowopt.schedulers.fair.cofair`, the fixed orders' key in :mod:`coflowopt.sim.policy`.
+
 Allocation: the active coflows are put in the policy's order; their unfinished flows, in that
 order (coflow by coflow, flows in instance order inside a coflow), form one priority list.
-Varys first reserves MADD rates (``remaining / Gamma_j(Rem)``) coflow by coflow.  Then every
-flow, in list order, takes ``min(free ingress, free egress)`` of what is left: the
-order-preserving, work-conserving greedy allocation (``split="ordered"`` of
+A policy with ``madd`` (Varys) first reserves MADD rates (``remaining / Gamma_j(Rem)``) coflow
+by coflow.  Then every flow, in list order, takes ``min(free ingress, free egress)`` of what is
+left: the order-preserving, work-conserving greedy allocation (``split="ordered"`` of
 :func:`coflowopt.sim.allocate.greedy`).
 
 Events:
 
-- a coflow arrival (and, for the re-ordering policies, a departure or a D-CLAS queue change)
-  recomputes the order, the MADD reservations and the greedy allocation from scratch;
+- a coflow arrival (and, for a policy that re-orders at departures, a departure, or a D-CLAS
+  queue change) recomputes the order, the MADD reservations and the greedy allocation from
+  scratch;
 - a flow completion frees its rate; the greedy allocation is then repaired by a *cascade*: the
   flows after it on its two ports are revisited in priority order, and a port is followed only
   while the capacity seen by the next flow on it differs from before.  The result equals a
@@ -36,13 +46,13 @@ goes to the work-conserving backfill.
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
 
 import numpy as np
+from numba import objmode
 
 from coflowopt._jit import njit
 from coflowopt.model import Instance
-from coflowopt.orders import _bssi, _cofair_online
 from coflowopt.schedule import Schedule
 from coflowopt.sim.kernel import (
     CTL_DONE,
@@ -58,6 +68,7 @@ from coflowopt.sim.kernel import (
     run_kernel,
     stop_requested,
 )
+from coflowopt.sim.policy import EnginePolicy, PolicyState, rerank_call
 from coflowopt.sim.segstore import (
     CHUNK,
     gather_segments,
@@ -74,14 +85,7 @@ from coflowopt.validate import (
     stream_push,
 )
 
-__all__ = ["KIND_COFAIR", "KIND_DCLAS", "KIND_SINCRONIA", "KIND_STATIC", "KIND_VARYS",
-           "fast_simulate"]
-
-KIND_STATIC = 0  # fixed key per coflow (FIFO = admission time, SCF, NCF, LCF, offline BSSI)
-KIND_SINCRONIA = 1  # BSSI on remaining volumes at arrivals and departures
-KIND_VARYS = 2  # SEBF on remaining volumes + MADD reservations + backfill
-KIND_DCLAS = 3  # D-CLAS queues on attained service (Aalo, A-SEBF)
-KIND_COFAIR = 4  # CoFair on remaining volumes and residual deadlines, MPS fallback
+__all__ = ["fast_simulate"]
 
 TINY = 1e-12
 # port lists of 2 m + 2 slots per port, indexed by int32 slots (the cascade's position rows):
@@ -421,10 +425,21 @@ def _start_walk(p, cap, cnt, cur, plist, wh, nw):
     return nw
 
 
+@njit(cache=True)
+def _rerank(handle, t, act, rem, admitted):
+    """The order of ``act`` from the Python callback registered under ``handle``
+    (:class:`coflowopt.sim.policy.Reranking`); its own function, so that the engine's loop
+    holds no object-mode block (lowered inside it, LLVM rejected the function)."""
+    with objmode(ranked="int64[::1]"):
+        ranked = rerank_call(handle, t, act, rem, admitted)
+    return ranked
+
+
 @njit(cache=True, nogil=True)
 def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, succ, cap_in,
-         cap_out, kind, key, thresholds, norm, fair, pivot_port, rtol, t0, refill, lean, vs,
-         kctl):
+         cap_out, width, t0, refill, lean, vs, kctl, keyfn, rankfn, use_rank, cbh, departures,
+         madd, demotion, thresholds, norm, track_sent, priority, table, scalars, scratch,
+         iscratch, stats):
     C = ptr.size - 1
     F = src.size
     m = cap_in.size
@@ -435,6 +450,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     x = np.zeros(F)
     r = np.zeros(F)  # Varys: MADD reservation
     finished = np.zeros(F, dtype=np.bool_)
+    # what a policy reads as sent (sim.policy.PolicyState), kept when it asks for it
+    sent = np.zeros(F if track_sent else 0)
     opened = np.zeros(F, dtype=np.int32)
     pos = np.zeros(F, dtype=np.int32)  # the flow's position in the priority list glist
     # what the cascade reads of a head, by list position (the list is a few thousand heads
@@ -493,8 +510,6 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     dcap_out = np.zeros(m)
     cur_in = np.full(m, -1, dtype=np.int64)
     cur_out = np.full(m, -1, dtype=np.int64)
-    colmark = np.zeros(2 * m, dtype=np.int64)  # Sincronia: ports in use at a recomputation
-    colmap = np.zeros(2 * m, dtype=np.int64)
     # ports a cascade touched (reset after it, so an event costs nothing per idle port)
     pm_in = np.zeros(m, dtype=np.int64)
     pm_out = np.zeros(m, dtype=np.int64)
@@ -531,14 +546,6 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     n_full = 0
     n_visits = 0
     full = False
-    # CoFair: re-orders, fallbacks, and the state of the first fallback (time, active coflows
-    # in admission order, remaining volumes) for the caller's message
-    capq = np.concatenate((cap_in, cap_out))
-    n_orders = 0
-    n_fb = 0
-    t_fb = np.nan
-    act_fb = np.empty(0, dtype=np.int64)
-    rem_fb = np.empty(0)
     while n_done < C:
         # progress, and the waiting thread's stop flag (kernel.py), once an event
         kctl[CTL_TIME] = t - t0
@@ -547,7 +554,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         if stop_requested(kctl):
             kctl[CTL_STATUS] = 1.0
             return (bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), 2, n_events, n_full,
-                    n_visits, (n_orders, n_fb, t_fb, act_fb, rem_fb))
+                    n_visits)
         # 1. admissions at t
         while na > 0 and ak[0] <= t:
             c = av[0]
@@ -594,93 +601,31 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 if active[c]:
                     act[j] = c
                     j += 1
-            if kind == KIND_STATIC or kind == KIND_VARYS:
+            # the policy's order of the active coflows, from admission order (ties: position):
+            # a whole-order rank, a Python callback, or a key (a stable sort: ties keep
+            # admission order)
+            act = act[np.argsort(admitted[act], kind="mergesort")]
+            if track_sent:
+                # a finished flow's rem is 0, so this covers every flow of the coflow
+                for j in range(nc):
+                    c = act[j]
+                    for i in range(ptr[c], ptr[c + 1]):
+                        f = order[i]
+                        sent[f] = volume[f] - rem[f]
+            st = PolicyState(t, src, dst, volume, rem, sent, ptr, order, weight, release,
+                             admitted, width, cap_in, cap_out, live, live_end, queue, entry,
+                             priority, table, scalars, scratch, iscratch, stats)
+            if use_rank:
+                ranked = np.empty(nc, dtype=np.int64)
+                rankfn(st, act, ranked)
+                act = ranked
+            elif cbh > 0:
+                act = _rerank(cbh, t, act, rem, admitted)
+            else:
                 kv = np.empty(nc)
-                if kind == KIND_STATIC:
-                    for j in range(nc):
-                        kv[j] = key[act[j]]
-                else:  # SEBF: Gamma of the remaining volumes with all capacity free
-                    for j in range(nc):
-                        c = act[j]
-                        for i in range(ptr[c], live_end[c]):
-                            f = live[i]
-                            load_in[src[f]] += rem[f]
-                            load_out[dst[f]] += rem[f]
-                        gm = 0.0
-                        for i in range(ptr[c], live_end[c]):
-                            f = live[i]
-                            if load_in[src[f]] > 0.0:
-                                gm = max(gm, load_in[src[f]] / cap_in[src[f]])
-                                load_in[src[f]] = 0.0
-                            if load_out[dst[f]] > 0.0:
-                                gm = max(gm, load_out[dst[f]] / cap_out[dst[f]])
-                                load_out[dst[f]] = 0.0
-                        kv[j] = gm
-                o1 = np.argsort(admitted[act], kind="mergesort")
-                act = act[o1]
-                kv = kv[o1]
+                for j in range(nc):
+                    kv[j] = keyfn(st, act[j])
                 act = act[np.argsort(kv, kind="mergesort")]
-            elif kind == KIND_DCLAS:
-                act = act[np.argsort(entry[act], kind="mergesort")]
-                act = act[np.argsort(queue[act], kind="mergesort")]
-            elif kind == KIND_COFAIR:
-                # the order of the reference engine's re-ranking: CoFair on the remaining
-                # volumes of the active coflows in admission order (orders._cofair_online)
-                act = act[np.argsort(admitted[act], kind="mergesort")]
-                if nc > 0:
-                    n_orders += 1
-                    sp = np.zeros(nc + 1, dtype=np.int64)
-                    for j in range(nc):
-                        c = act[j]
-                        sp[j + 1] = sp[j] + (live_end[c] - ptr[c])
-                    so = np.empty(sp[nc], dtype=np.int64)
-                    for j in range(nc):
-                        c = act[j]
-                        for i in range(ptr[c], live_end[c]):
-                            so[sp[j] + i - ptr[c]] = live[i]
-                    fdl = np.empty(nc)
-                    frl = np.empty(nc)
-                    fc0 = np.empty(nc)
-                    fph = np.empty(nc)
-                    for j in range(nc):
-                        c = act[j]
-                        fdl[j] = fair[0, c]
-                        frl[j] = fair[1, c]
-                        fc0[j] = fair[2, c]
-                        fph[j] = fair[3, c]
-                    local, fail = _cofair_online(sp, so, src, dst, rem, m, capq, weight[act], fdl,
-                                                 t, frl, fc0, fph, pivot_port, rtol)
-                    if fail >= 0:
-                        n_fb += 1
-                        if n_fb == 1:
-                            t_fb = t
-                            act_fb = act.copy()
-                            rem_fb = rem.copy()
-                    act = act[local]
-            else:  # KIND_SINCRONIA: BSSI on the remaining volumes, coflows in admission order
-                act = act[np.argsort(admitted[act], kind="mergesort")]
-                # BSSI over the ports the active flows use only (an idle port is never the
-                # bottleneck; keeping port order keeps its ties), so a large fabric with few
-                # busy ports costs no more than a small one
-                for j in range(nc):
-                    c = act[j]
-                    for i in range(ptr[c], live_end[c]):
-                        f = live[i]
-                        colmark[src[f]] = n_full
-                        colmark[m + dst[f]] = n_full
-                ncol = 0
-                for q in range(2 * m):
-                    if colmark[q] == n_full:
-                        colmap[q] = ncol
-                        ncol += 1
-                pl = np.zeros((nc, ncol))
-                for j in range(nc):
-                    c = act[j]
-                    for i in range(ptr[c], live_end[c]):
-                        f = live[i]
-                        pl[j, colmap[src[f]]] += rem[f] / cap_in[src[f]]
-                        pl[j, colmap[m + dst[f]]] += rem[f] / cap_out[dst[f]]
-                act = act[_bssi(pl, weight[act])]
             # the priority list, with each coflow's range, and the port lists
             cl = np.zeros(nc + 1, dtype=np.int64)
             n_list = 0
@@ -726,7 +671,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             capg_out[:] = cap_out
             for q in range(n_list):
                 r[glist[q]] = 0.0
-            if kind == KIND_VARYS:
+            if madd:
                 for j in range(nc):
                     for q in range(cl[j], cl[j + 1]):
                         f = glist[q]
@@ -924,7 +869,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         for j in range(n_re):
             c = retime[j]
             flagged[c] = False
-            if kind == KIND_DCLAS and active[c] and queue[c] < n_thr:
+            if demotion and active[c] and queue[c] < n_thr:
                 if crate[c] > 0.0:
                     csent[c] += crate[c] * (t - ctl[c])
                     ctl[c] = t
@@ -945,7 +890,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             tn = tkey[0]
         if tn == np.inf:
             return (bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), -1, n_events, n_full,
-                    n_visits, (n_orders, n_fb, t_fb, act_fb, rem_fb))
+                    n_visits)
         bps, kk, t, tol = next_breakpoint(bps, kk, t, tn)
         # 5. flow completions
         while nq > 0 and qkey[0] <= t + tol:
@@ -967,12 +912,14 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 active[c] = False
                 n_done += 1
                 nt = indexed_delete(tkey, theap, twhere, nt, c)
-                if (kind == KIND_SINCRONIA or kind == KIND_VARYS or kind == KIND_COFAIR
-                        or not refill):
+                if track_sent:
+                    for i in range(ptr[c], ptr[c + 1]):
+                        sent[order[i]] = volume[order[i]]
+                if departures or not refill:
                     full = True
                 na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
         # 6. D-CLAS threshold crossings: demote, keeping the FIFO order of simultaneous ones
-        if kind == KIND_DCLAS:
+        if demotion:
             nmov = 0
             mv = np.empty(0, dtype=np.int64)
             while nt > 0 and tkey[0] <= t + tol:
@@ -1028,18 +975,16 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             else:
                 ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, x[f])
     # the segments are joined by the caller, once this frame's working arrays are gone
-    return (bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), 0, n_events, n_full, n_visits,
-            (n_orders, n_fb, t_fb, act_fb, rem_fb))
+    return (bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), 0, n_events, n_full, n_visits)
 
 
-def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = None,
-                  thresholds: np.ndarray | None = None, norm: np.ndarray | None = None,
-                  fair: np.ndarray | None = None, pivot_port: bool = False, rtol: float = 1e-9,
-                  refill: bool = True, check: Tolerance | None = None,
-                  progress: Progress | None = None, notify: Notify | None = None,
-                  control: np.ndarray | None = None, out: dict[str, Any] | None = None
+def fast_simulate(instance: Instance, policy: EnginePolicy, *, refill: bool = True,
+                  check: Tolerance | None = None, progress: Progress | None = None,
+                  notify: Notify | None = None, control: np.ndarray | None = None
                   ) -> Schedule | ValidSchedule:
-    """Run the compiled engine (see the module docstring) and return the schedule.
+    """Run ``policy`` (an :class:`~coflowopt.sim.policy.EnginePolicy`: its order and its
+    allocation hooks) on the compiled engine (see the module docstring) and return the
+    schedule.  What the policy reports lands in its ``stats`` array.
 
     ``refill=False``: rates are recomputed only when a coflow arrives or departs (and, for
     D-CLAS, at threshold crossings); bandwidth freed by a finished flow idles until then, as in
@@ -1059,13 +1004,6 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
     compiles (default: stderr).  ``control``: a caller's control array
     (:func:`coflowopt.sim.kernel.new_control`) to read progress from or set the stop flag in
     from another thread.
-
-    ``KIND_COFAIR`` (online CoFair, :mod:`coflowopt.schedulers.fair.cofair`): ``fair`` is the
-    ``(4, C)`` array of deadlines ``D_j``, releases, isolation times ``C_j^0`` and preferences
-    ``phi_j``; ``pivot_port`` the ``update="pivot-port"`` reading; ``rtol`` the feasible-tail
-    tolerance.  ``out`` (a dict) receives ``orders`` (re-orders), ``fallbacks`` (re-orders
-    where the exit fired and MPS's backward rule was used) and ``first_fallback``: ``None``, or
-    ``(t, active coflows in admission order, remaining volumes per flow)`` at the first one.
     """
     inst = instance
     C = inst.n_coflows
@@ -1073,40 +1011,32 @@ def fast_simulate(instance: Instance, kind: int, *, key: np.ndarray | None = Non
     if m > MAX_PORTS:
         raise ValueError(f"the fast engine takes at most {MAX_PORTS:,} ports; this fabric has {m}")
     n_pred, succ_ptr, succ, rel, t0 = admission_inputs(inst)
-    def arr(a: np.ndarray | None, default: np.ndarray | None,
-            dtype: type = np.float64) -> np.ndarray:
+    def arr(a: np.ndarray, dtype: type = np.float64) -> np.ndarray:
         # writable, contiguous copies of the small arrays (numba compiles per writability)
-        return np.array(default if a is None else a, dtype=dtype, order="C", copy=True)
+        return np.array(a, dtype=dtype, order="C", copy=True)
 
     # the per-flow arrays go as read-only views in their own dtype (int32 ports and coflows),
     # not converted copies: they are the big ones
     stream = StreamValidator(inst, check or Tolerance(), empty=check is None)
     i64 = np.int64
     ctl = new_control(fluid_horizon(inst, t0), C, control)
-    args = (arr(inst.coflow_flows_ptr, None, i64), readonly(inst.coflow_flow_order),
+    args = (arr(inst.coflow_flows_ptr, i64), readonly(inst.coflow_flow_order),
             readonly(inst.flow_coflow), readonly(inst.flow_src), readonly(inst.flow_dst),
-            readonly(inst.flow_volume), arr(rel, None),
-            arr(inst.coflow_weight, None), n_pred, succ_ptr, succ,
-            arr(inst.fabric.capacity_in, None), arr(inst.fabric.capacity_out, None), int(kind),
-            arr(key, np.zeros(C)), arr(thresholds, np.zeros(0)), arr(norm, np.ones(C)),
-            np.array(np.zeros((4, 0)) if fair is None else fair, dtype=np.float64, order="C",
-                     copy=True), bool(pivot_port), float(rtol), float(t0), bool(refill),
-            check is not None, stream.state, ctl)
+            readonly(inst.flow_volume), arr(rel), arr(inst.coflow_weight), n_pred, succ_ptr,
+            succ, arr(inst.fabric.capacity_in), arr(inst.fabric.capacity_out),
+            arr(inst.coflow_width, i64), float(t0), bool(refill), check is not None,
+            stream.state, ctl, *policy.kernel_args(C))
     prepare(_run, *args, notify=notify)
     cb, units = progress_target(progress)
-    bps, store, status, events, n_full, n_visits, fb = run_kernel(_run, *args, control=ctl,
-                                                                  progress=cb, units=units)
+    with policy.rerank or contextlib.nullcontext():
+        bps, store, status, events, n_full, n_visits = run_kernel(
+            _run, *args, control=ctl, progress=cb, units=units)
     if status != 0:
         from coflowopt.sim.engine import SimulationError
 
         raise SimulationError("the fast engine stalled: active coflows but no pending event")
     meta = {"events": int(events), "recomputations": int(n_full), "refill": bool(refill),
             "cascade_visits": int(n_visits), "engine": "fast"}
-    if out is not None:
-        out["orders"] = int(fb[0])
-        out["fallbacks"] = int(fb[1])
-        out["first_fallback"] = (float(fb[2]), fb[3], fb[4]) if fb[1] > 0 else None
-    del fb
     if check is not None:
         stream.finish(bps, store[4], buffer=store[:2])
         return stream.result(meta)

@@ -264,8 +264,9 @@ def warm_up(verbose: bool = False, notify: Notify | None = None) -> float:
     otherwise silent."""
     from coflowopt.model import Fabric, Instance
     from coflowopt.sim.coflowsim import coflowsim
-    from coflowopt.sim.fast import KIND_STATIC, fast_simulate
+    from coflowopt.sim.fast import fast_simulate
     from coflowopt.sim.fastfair import fast_fair
+    from coflowopt.sim.policy import EnginePolicy
     from coflowopt.validate import Tolerance, schedule_changes, validate, validate_changes
 
     def quiet(_: str) -> None:
@@ -280,7 +281,7 @@ def warm_up(verbose: bool = False, notify: Notify | None = None) -> float:
         n_coflows=2, time_unit="ms")
     tol = Tolerance()
     for check in (None, tol):
-        sched = fast_simulate(inst, KIND_STATIC, check=check, notify=say)
+        sched = fast_simulate(inst, EnginePolicy(departures=False), check=check, notify=say)
         if check is None:
             validate(inst, sched)
             validate_changes(inst, sched.breakpoints, *schedule_changes(sched))

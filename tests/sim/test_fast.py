@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from coflowopt import Fabric, Instance
-from coflowopt.sim.fast import KIND_VARYS, fast_simulate
+from coflowopt.schedulers.single.varys import varys_engine_policy
+from coflowopt.sim.fast import fast_simulate
 
 
 def test_a_fabric_whose_port_lists_overflow_int32_is_refused_before_any_work() -> None:
@@ -14,4 +15,4 @@ def test_a_fabric_whose_port_lists_overflow_int32_is_refused_before_any_work() -
     inst = Instance.from_arrays(Fabric.uniform(32_768, 1.0), np.array([0]), np.array([1]),
                                 np.array([1.0]), np.array([0]), n_coflows=1)
     with pytest.raises(ValueError, match=r"at most 32,767 ports; this fabric has 32768"):
-        fast_simulate(inst, KIND_VARYS)
+        fast_simulate(inst, varys_engine_policy(inst))

@@ -17,8 +17,9 @@ from interrupt import interactive_sigint
 from numba import njit
 
 from coflowopt import Tolerance
+from coflowopt.schedulers.single.varys import varys_engine_policy
 from coflowopt.sim.coflowsim import coflowsim
-from coflowopt.sim.fast import KIND_VARYS, fast_simulate
+from coflowopt.sim.fast import fast_simulate
 from coflowopt.sim.fastfair import fast_fair
 from coflowopt.sim.kernel import (
     CTL_STATUS,
@@ -45,7 +46,7 @@ def big():
 def _runs(inst):
     """The three kinds of kernels, stored and streamed."""
     return {
-        "fast": lambda **kw: fast_simulate(inst, KIND_VARYS, **kw),
+        "fast": lambda **kw: fast_simulate(inst, varys_engine_policy(inst), **kw),
         "fair": lambda **kw: fast_fair(inst, check=Tolerance(), **kw),
         "coflowsim": lambda **kw: coflowsim(inst, "fair", check=True, **kw),
     }
@@ -202,7 +203,7 @@ def test_warm_up_then_nothing_compiles(capsys) -> None:
     said: list[str] = []
     assert warm_up(verbose=True, notify=said.append) >= 0.0
     inst = synthetic_trace(5, seed=1, ports=4)
-    fast_simulate(inst, KIND_VARYS, notify=said.append)
+    fast_simulate(inst, varys_engine_policy(inst), notify=said.append)
     fast_fair(inst, check=Tolerance(), notify=said.append)
     coflowsim(inst, "dark", check=True, notify=said.append)
     assert said == []  # every kernel was compiled or loaded by the first warm_up

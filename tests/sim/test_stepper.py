@@ -75,7 +75,7 @@ def test_reranked_priority_equals_order_schedule_rerank(seed: int) -> None:
 
     st, _, states = _episode(inst, mine)
     got = st.validate()
-    ref = validate(inst, order_schedule(inst, rerank=ref_rule))  # the reference engine
+    ref = validate(inst, order_schedule(inst, rerank=ref_rule, engine="reference"))
     np.testing.assert_allclose(got.coflow_completion, ref.coflow_completion, rtol=0, atol=1e-9)
     assert st.n_steps == len(states) - 1 >= 2
 

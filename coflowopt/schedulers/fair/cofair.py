@@ -54,11 +54,11 @@ Schedules (4.4): ``mode="offline"`` serves the one sigma-order of the whole inst
 volumes with residual deadlines ``D_j - t``; when the exit fires it falls back to the MPS order
 of the active set (below) and counts that in ``meta["fallbacks"]`` (re-orders in
 ``meta["orders"]``, the first fallback's time and reason in ``meta["first_fallback"]``).  It runs
-on the compiled engine (``KIND_COFAIR`` of :mod:`coflowopt.sim.fast`: the re-order inside the
-event loop, the same greedy order-preserving allocation as Sincronia's kind, streamed into the
-validator); ``engine="reference"`` runs the same step (:func:`coflowopt.orders._cofair_online`,
-the one implementation) as a re-ranking callback on the reference engine.  The whole FB2010
-trace online: BENCHMARKS.md, "fair: speed".
+on the compiled engine (:func:`cofair_rank`, a rank function of :mod:`coflowopt.sim.policy`:
+the re-order inside the event loop, the same greedy order-preserving allocation as Sincronia's,
+streamed into the validator); ``engine="reference"`` runs the same step
+(:func:`coflowopt.orders._cofair_online`, the one implementation) as a re-ranking callback on
+the reference engine.  The whole FB2010 trace online: BENCHMARKS.md, "fair: speed".
 
 Choices where the spec is silent ([PROP], parameters where they matter):
 
@@ -84,6 +84,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.orders import (
     _cofair_loads,
@@ -417,8 +418,8 @@ def _fallback_reason(inst: Instance, coflows: np.ndarray, remaining: np.ndarray,
 
 class _Online:
     """The online order on the reference engine (4.4, [PROP]): the re-ranking callback of
-    :func:`coflowopt.sim.order_schedule`, calling the compiled step that ``KIND_COFAIR`` of
-    :mod:`coflowopt.sim.fast` calls (:func:`coflowopt.orders._cofair_online`)."""
+    :func:`coflowopt.sim.order_schedule`, calling the compiled step that :func:`cofair_rank`
+    calls on the compiled engine (:func:`coflowopt.orders._cofair_online`)."""
 
     def __init__(self, inst: Instance, D: np.ndarray, phi: np.ndarray, update: str):
         self.inst, self.D, self.phi, self.update = inst, D, phi, update
@@ -451,8 +452,55 @@ class _Online:
         return c[local]
 
 
+@njit(cache=True)
+def cofair_rank(s, act, out):
+    """Online CoFair on the compiled engine (a :data:`~coflowopt.sim.policy.RANK_SIGNATURE`
+    function): the step of :class:`_Online` (:func:`coflowopt.orders._cofair_online`) on the
+    remaining volumes of the active coflows ``act`` (admission order).  ``s.table``: per coflow
+    the deadline ``D_j``, release, ``C_j^0`` and ``phi_j``; ``s.scalars``: ``[pivot-port, feasible
+    tail rtol]``.  ``s.stats``: re-orders, fallbacks, the first fallback's time and number of
+    coflows, whose ``act`` goes to ``s.iscratch`` and remaining volumes to ``s.scratch``."""
+    nc = act.size
+    if nc == 0:
+        return 0
+    s.stats[0] += 1
+    sp = np.zeros(nc + 1, dtype=np.int64)
+    for j in range(nc):
+        c = act[j]
+        sp[j + 1] = sp[j] + (s.live_end[c] - s.ptr[c])
+    so = np.empty(sp[nc], dtype=np.int64)
+    for j in range(nc):
+        c = act[j]
+        for i in range(s.ptr[c], s.live_end[c]):
+            so[sp[j] + i - s.ptr[c]] = s.live[i]
+    fdl = np.empty(nc)
+    frl = np.empty(nc)
+    fc0 = np.empty(nc)
+    fph = np.empty(nc)
+    for j in range(nc):
+        c = act[j]
+        fdl[j] = s.table[0, c]
+        frl[j] = s.table[1, c]
+        fc0[j] = s.table[2, c]
+        fph[j] = s.table[3, c]
+    capq = np.concatenate((s.cap_in, s.cap_out))
+    local, fail = _cofair_online(sp, so, s.src, s.dst, s.remaining, s.cap_in.size, capq,
+                                 s.weight[act], fdl, s.t, frl, fc0, fph, s.scalars[0] != 0.0,
+                                 s.scalars[1])
+    if fail >= 0:
+        s.stats[1] += 1
+        if s.stats[1] == 1.0:
+            s.stats[2] = s.t
+            s.stats[3] = nc
+            s.iscratch[:nc] = act
+            s.scratch[:] = s.remaining
+    for j in range(nc):
+        out[j] = act[local[j]]
+    return nc
+
+
 def _fair_args(inst: Instance, D: np.ndarray, phi: np.ndarray) -> np.ndarray:
-    """``KIND_COFAIR``'s per-coflow rows: deadline, release, isolation time, preference."""
+    """:func:`cofair_rank`'s per-coflow rows: deadline, release, isolation time, preference."""
     return np.vstack([D, inst.release, inst.isolation_time, phi]).astype(np.float64)
 
 
@@ -489,27 +537,30 @@ def run_cofair(instance: Instance, params: CoFairParams, *, seed: Any = None,
         meta["fallbacks"] = 0
     elif p.engine == "reference":
         online = _Online(inst, D, ph, p.update)
-        out = order_schedule(inst, rerank=online, check=check, progress=progress)
+        out = order_schedule(inst, rerank=online, engine="reference", check=check,
+                             progress=progress)
         meta["fallbacks"] = online.fallbacks
         meta["orders"] = online.recomputations
         if online.first_fallback is not None:
             meta["first_fallback"] = {"t": online.first_fallback[0],
                                       "why": online.first_fallback[1]}
     else:
-        from coflowopt.sim.fast import KIND_COFAIR, fast_simulate
+        from coflowopt.sim.fast import fast_simulate
+        from coflowopt.sim.policy import EnginePolicy, builtin_rank
 
-        info: dict[str, Any] = {}
-        out = fast_simulate(inst, KIND_COFAIR, fair=_fair_args(inst, D, ph),
-                            pivot_port=p.update == "pivot-port", rtol=FEAS_RTOL, check=check,
-                            progress=progress, out=info)
+        pol = EnginePolicy(rank=builtin_rank("cofair", cofair_rank),
+                           table=_fair_args(inst, D, ph),
+                           scalars=[float(p.update == "pivot-port"), FEAS_RTOL],
+                           scratch=np.zeros(inst.n_flows),
+                           iscratch=np.zeros(inst.n_coflows, dtype=np.int64), stats=np.zeros(4))
+        out = fast_simulate(inst, pol, check=check, progress=progress)
         meta["allocation"] = "greedy"
-        meta["fallbacks"] = info["fallbacks"]
-        meta["orders"] = info["orders"]
-        first = info["first_fallback"]
-        if first is not None:
-            t_fb, act, rem = first
-            meta["first_fallback"] = {"t": t_fb,
-                                      "why": _fallback_reason(inst, act, rem, t_fb, D, p.update)}
+        meta["fallbacks"] = int(pol.stats[1])
+        meta["orders"] = int(pol.stats[0])
+        if pol.stats[1] > 0:
+            t_fb, act = float(pol.stats[2]), pol.iscratch[: int(pol.stats[3])]
+            meta["first_fallback"] = {"t": t_fb, "why": _fallback_reason(
+                inst, act, pol.scratch, t_fb, D, p.update)}
     meta.update(_slowdown_target(inst, out, E, e_mps, ph, p, check))
     out.meta.update(meta)
     return out

@@ -222,7 +222,8 @@ def run_deepweave(instance: Instance, params: DeepWeaveParams, *, seed: Any = No
             pri = deepweave_priorities(instance, weights, cfg, DagState.from_view(view))
             return _order(instance, pri, np.asarray(view.coflows, dtype=np.int64), p.across)
 
-        out = order_schedule(instance, rerank=rerank, check=check, progress=progress)
+        out = order_schedule(instance, rerank=rerank, engine="reference", check=check,
+                             progress=progress)
     else:
         pri = deepweave_priorities(instance, weights, cfg)
         order = _order(instance, pri, np.arange(instance.n_coflows), p.across)

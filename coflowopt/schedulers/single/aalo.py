@@ -11,16 +11,17 @@ from typing import Any, Literal
 
 import numpy as np
 
+from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
 from coflowopt.sim import allocate
 from coflowopt.sim.drive import run_policy
 from coflowopt.sim.engine import SimView
-from coflowopt.sim.fast import KIND_DCLAS
+from coflowopt.sim.policy import EnginePolicy, builtin_key
 from coflowopt.validate import Tolerance, ValidSchedule
 
-__all__ = ["AaloParams", "DCLASPolicy", "run_aalo"]
+__all__ = ["AaloParams", "DCLASPolicy", "dclas_key", "run_aalo"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,15 @@ class AaloParams(Params):
         out = self.to_dict()
         out.pop("engine")
         return out
+
+
+@njit(cache=True)
+def dclas_key(s, c):
+    """D-CLAS on the compiled engine (a :data:`~coflowopt.sim.policy.KEY_SIGNATURE` function):
+    strict priority across queues, FIFO by queue entry inside one; ``queue`` and ``entry`` are
+    the engine's (its demotion hook moves a coflow down at each threshold).  Entries are
+    unique and far below 2**40, so one float orders by queue, then entry."""
+    return s.queue[c] * 1099511627776.0 + s.entry[c]
 
 
 class DCLASPolicy:
@@ -103,11 +113,13 @@ class DCLASPolicy:
             return width.astype(float)
         return np.ones(C)
 
-    def fast(self, inst: Instance) -> tuple[int, dict[str, Any]] | None:
+    def fast(self, inst: Instance) -> EnginePolicy | None:
         if self.interval > 0 or self.queue_weights is not None or self.split != "ordered":
             return None
         norm = self.normalizer(inst.flow_coflow, inst.flow_dst, inst.ports, inst.coflow_width)
-        return KIND_DCLAS, {"thresholds": self.thresholds, "norm": np.maximum(norm, 1.0)}
+        return EnginePolicy(key=builtin_key("dclas", dclas_key), departures=False,
+                            demotion=True, thresholds=self.thresholds,
+                            norm=np.maximum(norm, 1.0))
 
     def start(self, view: SimView) -> None:
         C = view.coflow_width.size

@@ -10,16 +10,17 @@ from typing import Any, Literal
 
 import numpy as np
 
+from coflowopt._jit import njit
 from coflowopt.model import Instance
-from coflowopt.orders import bssi, port_loads
+from coflowopt.orders import _bssi, bssi, port_loads
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
 from coflowopt.sim.drive import OrderPolicy, run_policy
 from coflowopt.sim.engine import SimView
-from coflowopt.sim.fast import KIND_SINCRONIA, KIND_STATIC
+from coflowopt.sim.policy import EnginePolicy, builtin_rank
 from coflowopt.validate import Tolerance, ValidSchedule
 
-__all__ = ["SincroniaParams", "SincroniaPolicy", "run_sincronia"]
+__all__ = ["SincroniaParams", "SincroniaPolicy", "bssi_rank", "run_sincronia"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,41 @@ class SincroniaParams(Params):
     mode: Literal["online", "offline"] = "online"
     split: Literal["ordered", "equal"] = "ordered"
     engine: Literal["fast", "reference"] = "fast"
+
+
+@njit(cache=True)
+def bssi_rank(s, act, out):
+    """Sincronia online on the compiled engine (a :data:`~coflowopt.sim.policy.RANK_SIGNATURE`
+    function): BSSI (spec 5.1) on the remaining volumes of the active coflows ``act`` (in
+    admission order), over the ports their unfinished flows use only (an idle port is never the
+    bottleneck, and keeping port order keeps BSSI's ties), so a large fabric with few busy
+    ports costs no more than a small one."""
+    nc = act.size
+    m = s.cap_in.size
+    used = np.zeros(2 * m, dtype=np.bool_)
+    for j in range(nc):
+        c = act[j]
+        for i in range(s.ptr[c], s.live_end[c]):
+            f = s.live[i]
+            used[s.src[f]] = True
+            used[m + s.dst[f]] = True
+    col = np.zeros(2 * m, dtype=np.int64)
+    ncol = 0
+    for q in range(2 * m):
+        if used[q]:
+            col[q] = ncol
+            ncol += 1
+    pl = np.zeros((nc, ncol))
+    for j in range(nc):
+        c = act[j]
+        for i in range(s.ptr[c], s.live_end[c]):
+            f = s.live[i]
+            pl[j, col[s.src[f]]] += s.remaining[f] / s.cap_in[s.src[f]]
+            pl[j, col[m + s.dst[f]]] += s.remaining[f] / s.cap_out[s.dst[f]]
+    perm = _bssi(pl, s.weight[act])
+    for j in range(nc):
+        out[j] = act[perm[j]]
+    return nc
 
 
 class SincroniaPolicy(OrderPolicy):
@@ -63,12 +99,13 @@ class SincroniaPolicy(OrderPolicy):
         if self.mode == "offline":
             self._rank = self.offline_rank(view.instance)
 
-    def fast(self, inst: Instance) -> tuple[int, dict[str, Any]] | None:
+    def fast(self, inst: Instance) -> EnginePolicy | None:
         if self.split != "ordered":
             return None
-        if self.mode == "offline":
-            return KIND_STATIC, {"key": self.offline_rank(inst).astype(np.float64)}
-        return KIND_SINCRONIA, {}
+        if self.mode == "offline":  # one fixed order
+            return EnginePolicy(priority=self.offline_rank(inst).astype(np.float64),
+                                departures=False)
+        return EnginePolicy(rank=builtin_rank("bssi", bssi_rank))
 
     def order(self, view: SimView) -> np.ndarray:
         c = view.coflows

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.orders import port_loads, sebf_gamma
 from coflowopt.params import Params
@@ -17,10 +18,12 @@ from coflowopt.schedule import Schedule
 from coflowopt.sim import allocate
 from coflowopt.sim.drive import OrderPolicy, run_policy
 from coflowopt.sim.engine import SimView
-from coflowopt.sim.fast import KIND_VARYS, fast_simulate
+from coflowopt.sim.fast import fast_simulate
+from coflowopt.sim.policy import EnginePolicy, builtin_key
 from coflowopt.validate import Tolerance, ValidSchedule
 
-__all__ = ["VarysDeadlinePolicy", "VarysParams", "VarysPolicy", "run_varys"]
+__all__ = ["VarysDeadlinePolicy", "VarysParams", "VarysPolicy", "run_varys", "sebf_key",
+           "varys_engine_policy"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,38 @@ class VarysParams(Params):
                                 or self.allocation != "madd" or self.reschedule != "coflow"):
             raise ValueError("VarysParams.refill: refill=False runs only on the fast engine, "
                              "without deadlines, with allocation='madd' and reschedule='coflow'")
+
+
+@njit(cache=True)
+def sebf_key(s, c):
+    """SEBF on the compiled engine (a :data:`~coflowopt.sim.policy.KEY_SIGNATURE` function):
+    the effective bottleneck ``Gamma_c`` of coflow ``c``'s remaining volumes with every port
+    free, ``max`` over its ports of load / capacity (spec 6.1); ``s.scratch`` holds two zeroed
+    rows of port loads and is left zeroed."""
+    m = s.cap_in.size
+    load_in = s.scratch[:m]
+    load_out = s.scratch[m:]
+    for i in range(s.ptr[c], s.live_end[c]):
+        f = s.live[i]
+        load_in[s.src[f]] += s.remaining[f]
+        load_out[s.dst[f]] += s.remaining[f]
+    gm = 0.0
+    for i in range(s.ptr[c], s.live_end[c]):
+        f = s.live[i]
+        if load_in[s.src[f]] > 0.0:
+            gm = max(gm, load_in[s.src[f]] / s.cap_in[s.src[f]])
+            load_in[s.src[f]] = 0.0
+        if load_out[s.dst[f]] > 0.0:
+            gm = max(gm, load_out[s.dst[f]] / s.cap_out[s.dst[f]])
+            load_out[s.dst[f]] = 0.0
+    return gm
+
+
+def varys_engine_policy(inst: Instance) -> EnginePolicy:
+    """Varys on the compiled engine: SEBF re-ordered at arrivals and departures, MADD
+    reservations in that order, then the work-conserving greedy backfill."""
+    return EnginePolicy(key=builtin_key("sebf", sebf_key), madd=True,
+                        scratch=np.zeros(2 * inst.ports))
 
 
 class VarysPolicy(OrderPolicy):
@@ -84,10 +119,10 @@ class VarysPolicy(OrderPolicy):
         allocate.greedy(st, self._order, split="ordered", fresh=False)
         return math.inf
 
-    def fast(self, inst: Instance) -> tuple[int, dict[str, Any]] | None:
+    def fast(self, inst: Instance) -> EnginePolicy | None:
         if self.allocation != "madd" or self.reschedule != "coflow":
             return None
-        return KIND_VARYS, {}
+        return varys_engine_policy(inst)
 
 
 class VarysDeadlinePolicy:
@@ -174,7 +209,7 @@ def run_varys(instance: Instance, params: VarysParams, *, seed: Any = None,
     (:class:`VarysDeadlinePolicy`, job deadlines of the instance)."""
     p = params
     if not p.refill:
-        out = fast_simulate(instance, KIND_VARYS, refill=False, check=check,
+        out = fast_simulate(instance, varys_engine_policy(instance), refill=False, check=check,
                             progress=progress)
         out.meta.update({"scheduler": "varys", "params": {"refill": False}})
         return out

@@ -338,7 +338,7 @@ def _online_pair(inst, params):
                                     {"E": math.inf}, {"slowdown": 1.0, "phi": "volume"}],
                          ids=["0.7", "1", "1.5-pivot", "inf", "1-volume"])
 def test_online_compiled_equals_reference(seed: int, params: dict) -> None:
-    """The compiled online mode (KIND_COFAIR of coflowopt.sim.fast, the default) gives the
+    """The compiled online mode (cofair_rank on the compiled engine, the default) gives the
     reference engine's online schedule (a second simulator: every rate at every event):
     completion times to 1e-9, the same re-orders, fallbacks and first fallback's reason.
     Both validated (coflowopt.run); the compiled one streamed."""
