@@ -434,7 +434,9 @@ for _name, _clair, _summary, _aliases in (
         ("ncf", False, "CoflowSim NCF: narrowest first, min(mappers, reducers)", ()),
         ("lcf", True, "CoflowSim LCF: lightest first, total bytes at insertion", ()),
         ("fair", False, "CoflowSim per-flow fair sharing", ()),
-        ("pfp", True, "CoflowSim per-flow prioritization: shortest flow first", ())):
+        ("pfp", True, "CoflowSim per-flow prioritization: shortest flow first", ()),
+        ("a-sebf", False, "A-SEBF on CoflowSim: D-CLAS queues on bytes sent per receiver port",
+         ("asebf",))):
     _TABLE.append(SchedulerInfo(_name, f"{C}:coflowsim", f"{C}:CoflowSimParams", "online", _clair,
                                 "single", _summary, objective="average CCT (CoflowSim)",
                                 semantics="coflowsim", aliases=_aliases))

@@ -17,6 +17,8 @@ semantics differ from an exact fluid simulation (spec ``single-stage-and-learnin
   ``java.util.Random(17)``, one draw per coflow in arrival order);
 - DARK (Aalo's D-CLAS): 10 queues on bytes sent, first limit 10 MiB, x10, strict priority,
   FIFO by queue entry, updated only at events, per-flow equal split inside a coflow;
+- A-SEBF (not in CoflowSim; spec §7.3 and §10.4): DARK with the queue key ``λ = S / W``, the
+  bytes sent over the coflow's receiver ports (``shuffleBytesCompleted / numReducers``);
 - FAIR: per-flow sharing, each flow ``min(C / #flows at its reducer, C / #flows at its
   mapper)``; PFP: each reducer port, in port order, serves at full rate the first flow of its
   list (kept sorted by size at insertion) whose mapper is still idle.
@@ -33,6 +35,13 @@ event.  To agree with Java to the millisecond the jump replays Java's floating p
 quantum subtracts the per-quantum byte count ``d`` from the bytes left ``x``; while ``x`` stays in
 one binade ``[2^e, 2^(e+1))`` every rounded subtraction removes the same grid multiple of ``d``,
 so a run of quanta collapses to integer arithmetic on the grid (:func:`_advance`).
+
+The schedule records a flow's rate as the ``d`` Java computes, but Java's counter removes ``d``
+rounded to its grid, so over a long run the two part by up to half an ulp a quantum.  The kernel
+keeps that drift under ``ZERO / 4`` bytes (a run that would pass it is recorded at its exact mean
+bytes per quantum) and, in the window where a flow finishes, leaves its last quantum more than
+the validator's slack: the last quantum (more than ``ZERO`` bytes in Java) then takes up the
+difference and the flow is done in the same quantum as in Java.
 
 Units: the transformed instance is in MB (= MiB of the trace) and ms, capacity 1/8 MB per ms,
 like :func:`coflowopt.workloads.read_trace`.  Every schedule is returned on that transformed
@@ -98,11 +107,13 @@ COFLOWSIM_SCHEDULERS: dict[str, str] = {
     "dark": "dark", "aalo": "dark",
     "fifo": "fifo", "scf": "scf", "ncf": "ncf", "lcf": "lcf",
     "fair": "fair", "pfp": "pfp",
+    "a-sebf": "a-sebf", "asebf": "a-sebf",
 }
-_KIND = {"fifo": 0, "scf": 1, "ncf": 2, "lcf": 3, "sebf": 4, "dark": 5, "fair": 6, "pfp": 7}
+_KIND = {"fifo": 0, "scf": 1, "ncf": 2, "lcf": 3, "sebf": 4, "dark": 5, "fair": 6, "pfp": 7,
+         "a-sebf": 8}
 #: Whether the CoflowSim scheduler reads flow sizes (every coflow-level order runs MADD, which
 #: needs the bytes left; only DARK and FAIR do without).
-COFLOWSIM_CLAIRVOYANT: dict[str, bool] = {k: k not in ("dark", "fair") for k in _KIND}
+COFLOWSIM_CLAIRVOYANT: dict[str, bool] = {k: k not in ("dark", "fair", "a-sebf") for k in _KIND}
 
 
 @dataclass(frozen=True)
@@ -180,8 +191,11 @@ class CoflowSimResult:
         return float(self.cct.mean()) if self.cct.size else 0.0
 
 
+_VOLUME_RTOL = 1e-12
+
+
 def _mode_tolerance(params: CoflowSimParams) -> Tolerance:
-    return Tolerance(volume_rtol=1e-12, atol=params.zero / MIB)
+    return Tolerance(volume_rtol=_VOLUME_RTOL, atol=params.zero / MIB)
 
 
 class JavaRandom:
@@ -683,9 +697,10 @@ def _rates_dark(lst, ns, red_ptr, red_rack, flow_ptr, flow_src, done, bps, cap, 
 
 
 @njit(cache=True, error_model="numpy")
-def _dark_order(lst, ns, queue, cq, stamp, counter, sent, first, factor, nq):
-    """``updateJobOrder``: walk the queues top-down; a coflow whose bytes sent passed its
-    queue's limit moves one queue down (to the tail), and may move again in the same walk."""
+def _dark_order(lst, ns, queue, cq, stamp, counter, sent, width, first, factor, nq):
+    """``updateJobOrder``: walk the queues top-down; a coflow whose bytes sent over ``width``
+    (1 for DARK; its receiver ports for A-SEBF, spec §7.3) passed its queue's limit moves one
+    queue down (to the tail), and may move again in the same walk."""
     for i in range(nq):
         for k in range(ns):
             j = lst[k]
@@ -693,7 +708,7 @@ def _dark_order(lst, ns, queue, cq, stamp, counter, sent, first, factor, nq):
                 continue
             target = 0
             lim = first
-            while lim < sent[j]:
+            while lim < sent[j] / width[j]:
                 target += 1
                 lim *= factor
             if cq[j] < target:
@@ -994,6 +1009,12 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
     red_open = np.zeros(n, dtype=np.int64)
     sent = np.zeros(n)
     queue = np.zeros(n, dtype=np.int64)
+    # A-SEBF's bottleneck factor: bytes sent per receiver port (numReducers after the merge
+    # by rack); DARK divides by 1, which leaves its bytes sent exactly as they are
+    width = np.ones(n)
+    if kind == 8:
+        for j in range(n):
+            width[j] = max(red_ptr[j + 1] - red_ptr[j], 1)
     cq = np.zeros(n, dtype=np.int64)
     stamp = np.zeros(n, dtype=np.int64)
     counter = 0
@@ -1023,6 +1044,13 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
     last_seg = np.full(nf, -1, dtype=np.int64)  # a flow's latest full-rate segment,
     last_end = np.zeros(nf, dtype=np.int64)  # where it ends
     last_d = np.zeros(nf)  # and its bytes per quantum
+    last_start = np.zeros(nf, dtype=np.int64)  # where it starts
+    # bytes the schedule sent minus bytes Java's counter removed, per flow: the counter removes
+    # d rounded to its grid each quantum, so at d a long run drifts by up to half an ulp a
+    # quantum; a run whose drift would pass drift_cap is recorded at its exact mean instead,
+    # so that the flow's last quantum (over ZERO bytes) can always take up what is left
+    drift = np.zeros(nf)
+    drift_cap = zero / 4
     # streaming (lean): open segments (first, last, MB/ms, MB sent before), the window's
     # changes (at most 4 per flow: an open segment's end, a full-rate start, the last quantum
     # and its end), the open segments' flows (last window, this one), the breakpoint times
@@ -1078,7 +1106,7 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
             start[j] = t_ms
             red_open[j] = red_ptr[j + 1] - red_ptr[j]
             active_tasks += red_open[j]
-            if kind == 5:
+            if kind == 5 or kind == 8:
                 queue[j] = 0
                 cq[j] = 0
                 stamp[j] = counter
@@ -1091,9 +1119,9 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
             cur += 1
         if added > 0:
             _layout(lst, ns, red_ptr, flow_ptr, red_done, done, laid)
-            if kind == 5:
-                counter = _dark_order(lst, ns, queue, cq, stamp, counter, sent, first, factor,
-                                      nq)
+            if kind == 5 or kind == 8:
+                counter = _dark_order(lst, ns, queue, cq, stamp, counter, sent, width, first,
+                                      factor, nq)
                 _rates_dark(lst, ns, red_ptr, red_rack, flow_ptr, flow_src, done, bps, cap, zero,
                             s_free, r_free, su, ru, nmc, nrc)
             else:
@@ -1187,7 +1215,22 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                         if d > 0.0 and st > 0:
                             full = st - 1 if fin else st
                             if full > 0 and x0 != x:
-                                if last_seg[f] >= 0 and last_end[f] == q0 and last_d[f] == d:
+                                xf = x
+                                if fin:  # the counter before the last quantum
+                                    xf, _, _, _ = _advance(x0, d, full, zero)
+                                dq = d
+                                dr = drift[f] + (full * d - (x0 - xf))
+                                # the last quantum must also carry more than the validator's
+                                # slack, or the flow would count as done a quantum early
+                                r_min = 2.0 * (flow_size[f] * _VOLUME_RTOL + zero)
+                                if abs(dr) > drift_cap or (fin and xf - dr < r_min):
+                                    left = max(xf, r_min) if fin else xf
+                                    dn = (x0 - drift[f] - left) / full
+                                    if dn > 0.0:
+                                        dq = dn
+                                        dr = drift[f] + (full * dq - (x0 - xf))
+                                drift[f] = dr
+                                if last_seg[f] >= 0 and last_end[f] == q0 and last_d[f] == dq:
                                     if lean:  # the open segment runs on
                                         pend[f, 1] = q0 + full
                                         nlist[nl] = f
@@ -1197,13 +1240,14 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                                                         q0 + full)
                                 else:  # a new rate: a new segment
                                     last_seg[f] = nseg
-                                    last_d[f] = d
+                                    last_d[f] = dq
+                                    last_start[f] = q0
                                     if lean:
-                                        nw, nl = _wseg(f, q0, q0 + full, d, False, quantum_ms,
+                                        nw, nl = _wseg(f, q0, q0 + full, dq, False, quantum_ms,
                                                        pend, fvol, wf, wk, wr, nw, nlist, nl)
                                     else:
                                         nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d,
-                                                           nseg, f, q0, q0 + full, d)
+                                                           nseg, f, q0, q0 + full, dq)
                                 last_end[f] = q0 + full
                             if fin:
                                 if lean:
@@ -1217,7 +1261,7 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                         if fin:
                             done[f] = True
                 t_ptr[red_ptr[j + 1] - red_ptr[j]] = nt
-                if kind == 5:
+                if kind == 5 or kind == 8:
                     sent[j], _ = _replay(sent[j], 1.0, td, tst, tfin, tbl, 0, nt, steps, False,
                                          buf, zero)
                 for r in range(red_ptr[j], red_ptr[j + 1]):
@@ -1270,22 +1314,36 @@ def _run_coflow(kind, arrival, red_ptr, red_rack, red_bytes, red_perrack, flow_p
                         # coflow's last quantum (CoflowSim sends it just after)
                         for f in range(flow_ptr[red_ptr[j]], flow_ptr[red_ptr[j + 1]]):
                             if not done[f]:
+                                ql = q0 + steps - 1
+                                bl = rem[f]
+                                if last_seg[f] >= 0 and last_end[f] == ql + 1:
+                                    # it moved in that quantum too: the quantum leaves its
+                                    # segment and carries both
+                                    bl += last_d[f]
+                                    if lean:
+                                        pend[f, 1] = max(ql, np.int64(pend[f, 0]))
+                                    elif ql > last_start[f]:
+                                        set_segment_end(buf_i, chunks_i, nseg, last_seg[f],
+                                                        ql)
+                                    else:  # a segment of that quantum alone: it is the last
+                                        bl = 0.0
+                                    if lean and ql == np.int64(pend[f, 0]):
+                                        bl = last_d[f]  # the same sums as the stored drift
                                 if lean:
-                                    nw, nl = _wseg(f, q0 + steps - 1, q0 + steps, rem[f], True,
-                                                   quantum_ms, pend, fvol, wf, wk, wr, nw,
-                                                   nlist, nl)
+                                    nw, nl = _wseg(f, ql, ql + 1, bl, True, quantum_ms, pend,
+                                                   fvol, wf, wk, wr, nw, nlist, nl)
                                 else:
                                     nseg = put_segment(buf_i, buf_d, chunks_i, chunks_d, nseg,
-                                                       f, q0 + steps - 1, q0 + steps, rem[f])
+                                                       f, ql, ql + 1, bl)
                                 rem[f] = 0.0
                                 done[f] = True
                     else:
                         lst[k2] = j
                         k2 += 1
                 ns = k2
-                if kind == 5:
-                    counter = _dark_order(lst, ns, queue, cq, stamp, counter, sent, first,
-                                          factor, nq)
+                if kind == 5 or kind == 8:
+                    counter = _dark_order(lst, ns, queue, cq, stamp, counter, sent, width,
+                                          first, factor, nq)
                     _layout(lst, ns, red_ptr, flow_ptr, red_done, done, laid)
                     _rates_dark(lst, ns, red_ptr, red_rack, flow_ptr, flow_src, done, bps, cap,
                                 zero, s_free, r_free, su, ru, nmc, nrc)
@@ -2134,9 +2192,11 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
 
     ``scheduler``: CoflowSim's names ``sebf``, ``dark``, ``fifo``, ``scf`` (shortest: smallest
     largest-reducer / M first), ``ncf`` (narrowest: min(M, R)), ``lcf`` (lightest: total bytes
-    left), ``fair``, ``pfp``; ``varys`` and ``aalo`` are accepted for ``sebf`` and ``dark``.
-    The instance is read as CoflowSim reads a trace: one mapper per distinct source port, one
-    reducer per distinct destination port receiving the sum of its flows, split evenly.
+    left), ``fair``, ``pfp``; ``varys`` and ``aalo`` are accepted for ``sebf`` and ``dark``;
+    and ``a-sebf`` (``asebf``): DARK with the queues on bytes sent per receiver port (spec
+    §7.3, the CoflowSim rendering of §10.4).  The instance is read as CoflowSim reads a
+    trace: one mapper per distinct source port, one reducer per distinct destination port
+    receiving the sum of its flows, split evenly.
 
     ``check``: stream every rate change into the validator as the kernel makes it, with these
     tolerances (``True``: the mode's own, :attr:`CoflowSimResult.tolerance`); nothing is
@@ -2187,7 +2247,7 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
                                 pairs % model.n_out if lean else pairs[:0])
     ctl = new_control(_horizon(model, params), instance.n_coflows, control)
     lean_args = (lean, where, fvol, stream.state, *stream.buffer, ctl)
-    if kind <= 5:
+    if kind <= 5 or name == "a-sebf":
         fn = _run_coflow
         args = (kind, model.arrival, model.red_ptr, model.red_rack, model.red_bytes,
                 model.red_perrack, model.flow_ptr, model.flow_src, model.flow_size, model.alpha,

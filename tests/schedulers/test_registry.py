@@ -27,8 +27,9 @@ def test_both_semantics_listed_with_families() -> None:
     allr = registry(None)
     assert "varys" in allr and "coflowsim:sebf" in allr
     assert {i.family for i in allr.values()} >= {"single", "baseline"}
+    # CoflowSim's eight schedulers, and A-SEBF in its semantics (spec §10.4)
     assert set(registry("coflowsim")) == {"sebf", "dark", "fifo", "scf", "ncf", "lcf", "fair",
-                                          "pfp"}
+                                          "pfp", "a-sebf"}
 
 
 def test_names_are_case_insensitive_and_aliases_resolve() -> None:

@@ -51,7 +51,10 @@ class _Job:
 
 
 def simulate(model, kind: str, epoch_ms: int = 10240, q_ms: int = 8):
-    """Per-job ``(start, finish)`` arrays, jobs in the model's order."""
+    """Per-job ``(start, finish)`` arrays, jobs in the model's order.  ``kind``: CoflowSim's
+    sebf, dark, fifo, scf, ncf, lcf, fair, pfp, or a-sebf (DARK's queues on bytes sent per
+    receiver port, spec §7.3)."""
+    dclas = kind in ("dark", "a-sebf")
     jobs: list[_Job] = []
     for j in range(model.arrival.size):
         job = _Job(j, model.arrival[j], model.alpha[j], model.deadline[j], model.scf_key[j],
@@ -72,7 +75,7 @@ def simulate(model, kind: str, epoch_ms: int = 10240, q_ms: int = 8):
     def layout():
         for lst in racks:
             lst.clear()
-        for job in ([jb for qu in queues for jb in qu] if kind == "dark" else order):
+        for job in ([jb for qu in queues for jb in qu] if dclas else order):
             for red in job.reds:
                 if not red.completed:
                     racks[red.rack].extend(red.flows)
@@ -179,7 +182,7 @@ def simulate(model, kind: str, epoch_ms: int = 10240, q_ms: int = 8):
             move = []
             for job in queues[i]:
                 target, lim = 0, 10 * 1048576.0
-                while lim < job.sent:
+                while lim < job.sent / (len(job.reds) if kind == "a-sebf" else 1):
                     target += 1
                     lim *= 10.0
                 if job.queue < target:
@@ -282,12 +285,12 @@ def simulate(model, kind: str, epoch_ms: int = 10240, q_ms: int = 8):
                         while k < len(lst) and not lst[k].rem > f.size:
                             k += 1
                         lst.insert(k, f)
-            elif kind == "dark":
+            elif dclas:
                 queues[0].append(job)
             else:
                 insert(job)
         if added and kind not in ("fair", "pfp"):
-            if kind == "dark":
+            if dclas:
                 dark_order()
                 layout()
                 rates_dark()
@@ -306,7 +309,7 @@ def simulate(model, kind: str, epoch_ms: int = 10240, q_ms: int = 8):
             else:
                 proceed(now)
             if kind not in ("fair", "pfp") and any(not jb.active() for jb in live):
-                if kind == "dark":
+                if dclas:
                     dark_order()
                     layout()
                     rates_dark()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +36,7 @@ from coflowopt.workloads import find_fb2010, read_trace
 
 MS = 0.125  # MB per ms: one trace MB per 8 ms
 
-SCHEDULERS = ("sebf", "dark", "fifo", "scf", "ncf", "lcf", "fair", "pfp")
+SCHEDULERS = ("sebf", "dark", "fifo", "scf", "ncf", "lcf", "fair", "pfp", "a-sebf")
 
 
 def _inst(coflows: list[tuple[float, list[tuple[int, int, float]]]], ports: int = 4):
@@ -282,14 +283,56 @@ def _reference(name: str) -> dict[int, float]:
         return {int(r["coflow"]): float(r["cct_ms"]) for r in csv.DictReader(fh)}
 
 
-@pytest.mark.skipif(find_fb2010() is None or not REFERENCE.is_dir(),
-                    reason="FB2010 trace or CoflowSim reference output not available")
+def reference_missing(what: str) -> None:
+    """Skip a parity test whose reference data is missing; under CI (``CI=true``, whose
+    checkout has ``../shared``) fail instead, so the parity tests cannot pass by skipping."""
+    if os.environ.get("CI", "").strip().lower() in ("true", "1", "yes"):
+        pytest.fail(f"{what} missing under CI={os.environ['CI']}: the CoflowSim parity tests "
+                    "must run there", pytrace=False)
+    pytest.skip(f"{what} not available")
+
+
+def _fb2010_with_reference() -> Path:
+    path = find_fb2010()
+    if path is None or not REFERENCE.is_dir():
+        reference_missing("FB2010 trace or CoflowSim reference output")
+    assert path is not None
+    return path
+
+
+@pytest.mark.parametrize("ci", ["true", "1"])
+def test_missing_reference_fails_under_ci(monkeypatch, ci):
+    monkeypatch.setenv("CI", ci)
+    with pytest.raises(pytest.fail.Exception, match="must run there"):
+        reference_missing("reference output")
+
+
+@pytest.mark.parametrize("ci", [None, "", "false"])
+def test_missing_reference_skips_elsewhere(monkeypatch, ci):
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
+    with pytest.raises(pytest.skip.Exception):
+        reference_missing("reference output")
+
+
 @pytest.mark.parametrize(("name", "published"), [("sebf", 28528.5), ("dark", 46097.7)])
 def test_published_fb2010_averages(name, published):
-    inst = read_trace(find_fb2010())
+    inst = read_trace(_fb2010_with_reference())
     res = coflowsim(inst, name)
     assert math.isclose(res.average_cct, published, abs_tol=0.05)
     ref = _reference(name)
     ids = [int(i) for i in inst.coflow_id]
     same = np.mean([res.cct[k] == ref[c] for k, c in enumerate(ids)])
     assert same >= 0.99
+
+
+def test_a_sebf_fb2010_equals_the_spec_coflowsim_port():
+    # spec §10.4: CoflowSim's DARK with shuffleBytesCompleted / numReducers, compiled and run
+    # on FB2010, averages 40,769.20 ms (the paper's A-SEBF figure, 30,800 ms, is not reproduced
+    # by it); no per-coflow output of that run is shipped
+    inst = read_trace(_fb2010_with_reference())
+    res = coflowsim(inst, "a-sebf", check=True)
+    assert math.isclose(res.average_cct, 40769.20, abs_tol=0.005)
+    np.testing.assert_allclose(metrics.cct(res.valid), res.cct, rtol=0, atol=1e-3)
