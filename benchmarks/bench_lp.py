@@ -36,7 +36,7 @@ import numpy as np
 
 from coflowopt import CoflowSpec, Instance, build_instance
 from coflowopt.lp import SolveParams, min_slowdown, mps, pulp_problem, solve, time_indexed_model
-from coflowopt.lp.backends import _highs_model
+from coflowopt.lp.highs import highs_model
 
 SIZES = {  # coflows, ports, flows per coflow (max), volume max: ~1e5 and ~1e6 nonzeros
     "small": (40, 10, 6, 4),
@@ -120,7 +120,7 @@ def bench_build(size: str, cbc: bool, repeat: int = 3) -> dict[str, Any]:
     inst = random_instance(n, m, fmax, vmax)
     t_arrays, model = _best_of(repeat, lambda: time_indexed_model(inst, cuts=False))
     lp = model.relaxation()
-    t_pass, _ = _best_of(repeat, lambda: _highs_model(lp))
+    t_pass, _ = _best_of(repeat, lambda: highs_model(lp))
     t_pulp_native, prob = _best_of(max(1, repeat - 1), lambda: pulp_native(inst, model.horizon))
     t_pulp_arrays, _ = _best_of(max(1, repeat - 1), lambda: pulp_problem(lp))
     res = solve(lp)

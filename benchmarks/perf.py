@@ -294,12 +294,12 @@ def _lp_build(ctx: Context) -> Timing:
     from bench_lp import SIZES, pulp_native, random_instance
 
     from coflowopt.lp import time_indexed_model
-    from coflowopt.lp.backends import _highs_model
+    from coflowopt.lp.highs import highs_model
 
     inst = random_instance(*SIZES["small"])
     model = time_indexed_model(inst, cuts=False)
     lp = model.relaxation()
-    ours = ctx.best(lambda: _highs_model(time_indexed_model(inst, cuts=False).relaxation()))
+    ours = ctx.best(lambda: highs_model(time_indexed_model(inst, cuts=False).relaxation()))
     ref = ctx.best(lambda: pulp_native(inst, model.horizon), repeat=max(1, ctx.repeat // 2))
     return Timing(ours, ref, f"{inst.n_coflows} coflows x {inst.ports} ports, "
                   f"{model.horizon} slots: {lp.nnz:,} nonzeros")

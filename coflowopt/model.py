@@ -42,7 +42,7 @@ class InstanceError(ValueError):
     """Invalid problem data; the message names the offending field and id."""
 
 
-def _frozen(a: np.ndarray) -> np.ndarray:
+def frozen_array(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
     a.flags.writeable = False
     return a
@@ -76,7 +76,7 @@ class Fabric:
                 raise InstanceError(
                     f"Fabric.{name}[{i}]: capacity must be finite and > 0, got {arr[i]}"
                 )
-            object.__setattr__(self, name, _frozen(arr))
+            object.__setattr__(self, name, frozen_array(arr))
 
     @classmethod
     def uniform(cls, ports: int, capacity: float = 1.0) -> Fabric:
@@ -356,7 +356,7 @@ class Instance:
             "coflow_weight", "coflow_job", "job_id", "job_release", "job_weight", "job_deadline",
             "starts_after", "finishes_before",
         ):
-            object.__setattr__(self, name, _frozen(np.asarray(getattr(self, name))))
+            object.__setattr__(self, name, frozen_array(np.asarray(getattr(self, name))))
         if self.time_unit not in TIME_UNITS:
             raise InstanceError(f"time_unit: expected one of {TIME_UNITS}, got {self.time_unit!r}")
         n_f, n_c, n_j = self.n_flows, self.n_coflows, self.n_jobs
@@ -437,7 +437,7 @@ class Instance:
     @cached_property
     def release(self) -> np.ndarray:
         """Effective release of each coflow: ``max(r_c, rho_job(c))``."""
-        return _frozen(np.maximum(self.coflow_release, self.job_release[self.coflow_job]))
+        return frozen_array(np.maximum(self.coflow_release, self.job_release[self.coflow_job]))
 
     @cached_property
     def coflow_flows_ptr(self) -> np.ndarray:
@@ -445,15 +445,15 @@ class Instance:
         ``coflow_flow_order[ptr[c]:ptr[c+1]]``."""
         ptr = np.zeros(self.n_coflows + 1, dtype=np.int64)
         np.cumsum(np.bincount(self.flow_coflow, minlength=self.n_coflows), out=ptr[1:])
-        return _frozen(ptr)
+        return frozen_array(ptr)
 
     @cached_property
     def coflow_flow_order(self) -> np.ndarray:
         """Flow positions sorted (stably) by coflow."""
         fc = self.flow_coflow
         if fc.size < 2 or bool(np.all(fc[1:] >= fc[:-1])):
-            return _frozen(np.arange(self.n_flows, dtype=np.int64))
-        return _frozen(np.argsort(fc, kind="stable"))
+            return frozen_array(np.arange(self.n_flows, dtype=np.int64))
+        return frozen_array(np.argsort(fc, kind="stable"))
 
     def flows_of(self, c: int) -> np.ndarray:
         """Flow positions of coflow position ``c``."""
@@ -463,12 +463,12 @@ class Instance:
     @cached_property
     def coflow_width(self) -> np.ndarray:
         """Number of flows per coflow."""
-        return _frozen(np.diff(self.coflow_flows_ptr))
+        return frozen_array(np.diff(self.coflow_flows_ptr))
 
     @cached_property
     def coflow_size(self) -> np.ndarray:
         """Total volume ``V_j`` of each coflow."""
-        return _frozen(np.bincount(self.flow_coflow, weights=self.flow_volume,
+        return frozen_array(np.bincount(self.flow_coflow, weights=self.flow_volume,
                                    minlength=self.n_coflows))
 
     @cached_property
@@ -476,7 +476,7 @@ class Instance:
         """Largest flow volume of each coflow (the heuristics' *length*)."""
         out = np.zeros(self.n_coflows)
         np.maximum.at(out, self.flow_coflow, self.flow_volume)
-        return _frozen(out)
+        return frozen_array(out)
 
     def _loads(self, group: np.ndarray, n_groups: int) -> tuple[sp.csr_matrix, sp.csr_matrix]:
         import scipy.sparse as sp  # lazily: importing scipy costs ~25 MB the simulators skip
@@ -525,19 +525,19 @@ class Instance:
     def effective_size(self) -> np.ndarray:
         """Effective size ``eff(D)`` (Definition 1): the largest load any one port of a coflow
         must send or receive, in volume units."""
-        return _frozen(self._bottleneck(self.port_loads, normalize=False))
+        return frozen_array(self._bottleneck(self.port_loads, normalize=False))
 
     @cached_property
     def isolation_time(self) -> np.ndarray:
         """Isolation CCT ``C_j^0 = max_l p_lj / B_l``: the minimum CCT of a coflow alone on the
         fabric (achieved by MADD / BvN), in time units."""
-        return _frozen(self._bottleneck(self.port_loads, normalize=True))
+        return frozen_array(self._bottleneck(self.port_loads, normalize=True))
 
     @cached_property
     def aggregate_size(self) -> np.ndarray:
         """Job aggregate size ``Delta_j = eff(A^j)`` (Definition 2), in time units (divided by
         capacity; equal to the volume figure on a unit-capacity fabric)."""
-        return _frozen(self._bottleneck(self.job_port_loads, normalize=True))
+        return frozen_array(self._bottleneck(self.job_port_loads, normalize=True))
 
     @cached_property
     def topological_order(self) -> np.ndarray:
@@ -545,7 +545,7 @@ class Instance:
         position first among ready coflows of one level)."""
         order = topological_order(self.n_coflows, self.starts_after)
         assert order is not None  # checked on creation
-        return _frozen(order)
+        return frozen_array(order)
 
     @cached_property
     def predecessors_ptr(self) -> tuple[np.ndarray, np.ndarray]:
@@ -554,7 +554,7 @@ class Instance:
         order = np.argsort(e[:, 1], kind="stable")
         ptr = np.zeros(self.n_coflows + 1, dtype=np.int64)
         np.cumsum(np.bincount(e[:, 1], minlength=self.n_coflows), out=ptr[1:])
-        return _frozen(ptr), _frozen(e[order, 0].astype(np.int64))
+        return frozen_array(ptr), frozen_array(e[order, 0].astype(np.int64))
 
     @cached_property
     def successors_ptr(self) -> tuple[np.ndarray, np.ndarray]:
@@ -563,7 +563,7 @@ class Instance:
         order = np.argsort(e[:, 0], kind="stable")
         ptr = np.zeros(self.n_coflows + 1, dtype=np.int64)
         np.cumsum(np.bincount(e[:, 0], minlength=self.n_coflows), out=ptr[1:])
-        return _frozen(ptr), _frozen(e[order, 1].astype(np.int64))
+        return frozen_array(ptr), frozen_array(e[order, 1].astype(np.int64))
 
     def _longest_path(self, node_weight: np.ndarray, start: np.ndarray) -> np.ndarray:
         """``finish[c] = max(start[c], max_pred finish[p]) + node_weight[c]`` over the DAG."""
@@ -586,13 +586,14 @@ class Instance:
         finish = self._longest_path(self.isolation_time, np.zeros(self.n_coflows))
         out = np.zeros(self.n_jobs)
         np.maximum.at(out, self.coflow_job, finish)
-        return _frozen(out)
+        return frozen_array(out)
 
     @cached_property
     def earliest_completion(self) -> np.ndarray:
         """Lower bound on each coflow's absolute completion: releases and isolation times
         propagated along Starts-After edges."""
-        return _frozen(self._longest_path(self.isolation_time, self.release.astype(np.float64)))
+        return frozen_array(self._longest_path(self.isolation_time,
+                                               self.release.astype(np.float64)))
 
     def demand_matrix(self, c: int, *, dense: bool = True) -> np.ndarray | sp.csr_matrix:
         """The ``m x m`` demand matrix ``D = (d_sr)`` of coflow position ``c`` (flows with the

@@ -109,7 +109,7 @@ def _bssi_trace(p, w):
 
 
 @njit(cache=True)
-def _bssi(p, w):
+def bssi_order(p, w):
     return _bssi_trace(p, w)[0]
 
 
@@ -124,7 +124,7 @@ def bssi(loads: np.ndarray, weights: np.ndarray, capacity: np.ndarray | None = N
     p = np.ascontiguousarray(loads, dtype=np.float64)
     if capacity is not None:
         p = p / np.asarray(capacity, dtype=np.float64)[None, :]
-    return _bssi(p, np.ascontiguousarray(weights, dtype=np.float64))
+    return bssi_order(p, np.ascontiguousarray(weights, dtype=np.float64))
 
 
 def bssi_trace(loads: np.ndarray, weights: np.ndarray, capacity: np.ndarray | None = None
@@ -145,7 +145,7 @@ def bssi_trace(loads: np.ndarray, weights: np.ndarray, capacity: np.ndarray | No
 
 
 @njit(cache=True)
-def _cofair_loads(ptr, order, src, dst, volume, m, cap):
+def cofair_loads(ptr, order, src, dst, volume, m, cap):
     """Per-coflow port loads in time units, coflow-major CSR (ports ascending inside a
     coflow): each coflow's flows summed in the order of ``order[ptr[c]:ptr[c + 1]]`` (zero
     volumes skipped), then divided by the port's capacity ``cap`` (``2m``: ingress, egress)."""
@@ -189,7 +189,7 @@ def _cofair_loads(ptr, order, src, dst, volume, m, cap):
 
 
 @njit(cache=True)
-def _cofair_port_major(cptr, cport, cval, P):
+def cofair_port_major(cptr, cport, cval, P):
     """The same loads port-major (coflows ascending inside a port)."""
     n = cptr.size - 1
     cnt = np.zeros(P + 1, dtype=np.int64)
@@ -209,7 +209,7 @@ def _cofair_port_major(cptr, cport, cval, P):
 
 
 @njit(cache=True)
-def _cofair_trace(cptr, cport, cval, pptr, pcof, pval, w, D, pivot_port, rtol):
+def cofair_trace_kernel(cptr, cport, cval, pptr, pcof, pval, w, D, pivot_port, rtol):
     """CoFair's Alg. 2 as reconstructed.  Returns ``(sigma, pivots, betas, fail)``:
     ``pivots[k]`` the pivot port of position ``k`` (-1: no load left), ``betas[k]`` its dual
     ``alpha_sigma(k) / p[mu][sigma(k)]``; ``fail`` = -1, or the pivot port at which no
@@ -274,7 +274,7 @@ def _cofair_trace(cptr, cport, cval, pptr, pcof, pval, w, D, pivot_port, rtol):
 
 
 @njit(cache=True)
-def _mps_backward(cptr, cport, cval, P, t, rel, c0, phi):
+def mps_backward(cptr, cport, cval, P, t, rel, c0, phi):
     """MPS's backward rule on a residual state: last = argmin ``phi_j (t - r_j + T(A)) /
     C_j^0`` (ties: the highest position)."""
     n = cptr.size - 1
@@ -304,23 +304,23 @@ def _mps_backward(cptr, cport, cval, P, t, rel, c0, phi):
 
 
 @njit(cache=True)
-def _cofair_online(ptr, order, src, dst, remaining, m, cap, w, D, t, rel, c0, phi, pivot_port,
+def cofair_online(ptr, order, src, dst, remaining, m, cap, w, D, t, rel, c0, phi, pivot_port,
                    rtol):
     """One online re-order (spec 4.4, [PROP]) of the coflows ``0..n-1`` of the CSR ``ptr,
     order`` (global flow ids): CoFair on their ``remaining`` volumes with residual deadlines
     ``D - t``, or, when its exit fires, MPS's backward rule at ``t``.  Returns ``(local
     order, fail)``: ``fail`` = -1, or the pivot port of the exit (the fallback was used)."""
-    cptr, cport, cval = _cofair_loads(ptr, order, src, dst, remaining, m, cap)
-    pptr, pcof, pval = _cofair_port_major(cptr, cport, cval, 2 * m)
+    cptr, cport, cval = cofair_loads(ptr, order, src, dst, remaining, m, cap)
+    pptr, pcof, pval = cofair_port_major(cptr, cport, cval, 2 * m)
     n = ptr.size - 1
     Dr = np.empty(n)
     for j in range(n):
         Dr[j] = D[j] - t
-    sigma, _, _, fail = _cofair_trace(cptr, cport, cval, pptr, pcof, pval, w, Dr, pivot_port,
+    sigma, _, _, fail = cofair_trace_kernel(cptr, cport, cval, pptr, pcof, pval, w, Dr, pivot_port,
                                       rtol)
     if fail < 0:
         return sigma, -1
-    return _mps_backward(cptr, cport, cval, 2 * m, t, rel, c0, phi), fail
+    return mps_backward(cptr, cport, cval, 2 * m, t, rel, c0, phi), fail
 
 
 def _normalized(inst: Instance, loads: tuple[sp.csr_matrix, sp.csr_matrix]) -> np.ndarray:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from coflowopt.model import _frozen
+from coflowopt.model import frozen_array
 
 __all__ = ["Schedule", "ScheduleError"]
 
@@ -65,7 +65,7 @@ class Schedule:
                                 f"not a non-empty range within 0..{K}")
         for name, a in (("breakpoints", t), ("flow", flow), ("rate", rate), ("first", first),
                         ("last", last)):
-            object.__setattr__(self, name, _frozen(a))
+            object.__setattr__(self, name, frozen_array(a))
 
     # -- construction -----------------------------------------------------------------------
 

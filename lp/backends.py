@@ -16,8 +16,6 @@ caught earlier, when the :class:`LinearProgram` is made.
 from __future__ import annotations
 
 import math
-import os
-import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -26,41 +24,16 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .highs import highs_model
 from .model import LinearProgram, SolveParams, SolveResult, Status
 
 __all__ = ["BACKENDS", "solve"]
 
 INF = math.inf
-_BANNER_SILENCED = False
 _THREADS: list[int | None] = [None]  # thread count HiGHS's global scheduler was last set to
 #: HiGHS thread count used when ``SolveParams.threads`` is None (None: HiGHS's default);
 #: process-pool workers set it to 1 so that N workers use N cores.
 DEFAULT_THREADS: list[int | None] = [None]
-
-
-def _new_highs() -> Any:
-    """A ``highspy.Highs`` object; the one-time version banner HiGHS prints on the C-level
-    stdout when the first object is made is sent to /dev/null."""
-    global _BANNER_SILENCED
-    import highspy
-
-    if _BANNER_SILENCED:
-        return highspy.Highs()
-    _BANNER_SILENCED = True
-    try:
-        sys.stdout.flush()
-        fd = sys.__stdout__.fileno() if sys.__stdout__ is not None else 1
-        saved = os.dup(fd)
-    except (OSError, ValueError, AttributeError):
-        return highspy.Highs()
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, fd)
-        os.close(devnull)
-        return highspy.Highs()
-    finally:
-        os.dup2(saved, fd)
-        os.close(saved)
 
 
 def _gap(objective: float, bound: float) -> float:
@@ -71,54 +44,11 @@ def _gap(objective: float, bound: float) -> float:
     return abs(objective - bound) / max(abs(objective), 1e-9)
 
 
-def _highs_model(lp: LinearProgram, *, names: bool = False) -> Any:
-    """A ``Highs`` object holding ``lp`` (arrays handed over in one call)."""
-    import highspy
-
-    h = _new_highs()
-    h.setOptionValue("output_flag", False)
-    inf = highspy.kHighsInf
-    A = lp.A
-
-    def clip(a: np.ndarray) -> np.ndarray:
-        return np.clip(a, -inf, inf)
-
-    if names:
-        hl = highspy.HighsLp()
-        hl.num_col_, hl.num_row_ = lp.n_cols, lp.n_rows
-        hl.col_cost_ = lp.cost
-        hl.col_lower_, hl.col_upper_ = clip(lp.col_lower), clip(lp.col_upper)
-        hl.row_lower_, hl.row_upper_ = clip(lp.row_lower), clip(lp.row_upper)
-        hl.offset_ = lp.offset
-        hl.sense_ = highspy.ObjSense.kMaximize if lp.sense == "max" else highspy.ObjSense.kMinimize
-        hl.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-        hl.a_matrix_.num_col_, hl.a_matrix_.num_row_ = lp.n_cols, lp.n_rows
-        hl.a_matrix_.start_ = A.indptr.astype(np.int32)
-        hl.a_matrix_.index_ = A.indices.astype(np.int32)
-        hl.a_matrix_.value_ = A.data
-        if lp.is_mip:
-            hl.integrality_ = [highspy.HighsVarType.kInteger if b else
-                               highspy.HighsVarType.kContinuous for b in lp.integrality]
-        hl.col_names_ = lp.col_names()
-        hl.row_names_ = lp.row_names()
-        status = h.passModel(hl)
-    else:
-        status = h.passModel(
-            lp.n_cols, lp.n_rows, lp.nnz, 2, -1 if lp.sense == "max" else 1, lp.offset,
-            lp.cost, clip(lp.col_lower), clip(lp.col_upper), clip(lp.row_lower),
-            clip(lp.row_upper), A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data,
-            lp.integrality.astype(np.int32),
-        )
-    if "Error" in str(status):
-        raise RuntimeError(f"HiGHS refused the model ({status})")
-    return h
-
-
 def _solve_highs(lp: LinearProgram, params: SolveParams) -> SolveResult:
     import highspy
 
     t0 = time.perf_counter()
-    h = _highs_model(lp)
+    h = highs_model(lp)
     h.setOptionValue("output_flag", bool(params.verbose))
     if math.isfinite(params.time_limit):
         h.setOptionValue("time_limit", float(params.time_limit))

@@ -327,12 +327,12 @@ class LinearProgram:
     def write(self, path: str | Path) -> Path:
         """Write the model to ``path``: ``.mps`` (free MPS) or ``.lp`` (CPLEX LP format), by
         extension, through HiGHS's writer.  Any solver can read these files."""
-        from .backends import _highs_model
+        from .highs import highs_model
 
         path = Path(path)
         if path.suffix.lower() not in (".mps", ".lp"):
             raise ValueError(f"write: {path}: extension must be .mps or .lp")
-        h = _highs_model(self, names=True)
+        h = highs_model(self, names=True)
         status = h.writeModel(str(path))
         if str(status) not in ("HighsStatus.kOk", "HighsStatus.kWarning"):
             raise OSError(f"write: HiGHS could not write {path} ({status})")

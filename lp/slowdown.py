@@ -41,7 +41,7 @@ from coflowopt.schedule import Schedule
 
 from .backends import solve
 from .model import LinearProgram, ModelBuilder, SolveParams, SolveResult, Status
-from .timeindexed import _phi
+from .timeindexed import coflow_preferences
 
 __all__ = [
     "FeasibilityResult",
@@ -101,7 +101,7 @@ def slowdown_lp(instance: Instance, E: float, phi: Any = None, *, form: str = "i
     if math.isnan(E) or E <= 0:
         raise ValueError(f"E: must be > 0, got {E}")
     inst = instance
-    ph = _phi(inst, phi)
+    ph = coflow_preferences(inst, phi)
     wf = np.flatnonzero(inst.flow_volume > 0)
     fc = inst.flow_coflow[wf].astype(np.int64)
     v = inst.flow_volume[wf]
@@ -203,7 +203,7 @@ def mps(instance: Instance, phi: Any = None) -> MPSResult:
     """
     _single_stage(instance, "mps")
     inst = instance
-    ph = _phi(inst, phi)
+    ph = coflow_preferences(inst, phi)
     c0 = inst.isolation_time
     order = np.lexsort((np.arange(inst.n_coflows), c0 / ph))
     li, lo = inst.port_loads
@@ -267,7 +267,7 @@ def min_slowdown(instance: Instance, phi: Any = None, *, rtol: float = 1e-3,
     _single_stage(instance, "min_slowdown")
     inst = instance
     t0 = time.perf_counter()
-    ph = _phi(inst, phi)
+    ph = coflow_preferences(inst, phi)
     work = inst.isolation_time > 0
     if not work.any():
         return SlowdownResult(1.0, 1.0, 1.0, 0, 0.0, math.nan, Schedule.empty(), [])

@@ -127,7 +127,7 @@ def _params(params: TimeIndexedParams | None, kw: dict[str, Any]) -> TimeIndexed
     return replace(params, **kw) if kw else params
 
 
-def _phi(instance: Instance, phi: Any) -> np.ndarray:
+def coflow_preferences(instance: Instance, phi: Any) -> np.ndarray:
     if phi is None:
         return np.ones(instance.n_coflows)
     arr = np.broadcast_to(np.asarray(phi, dtype=np.float64), (instance.n_coflows,)).copy()
@@ -142,7 +142,7 @@ def deadlines(instance: Instance, E: float, phi: Any = None) -> np.ndarray:
     ``E = inf``)."""
     if math.isinf(E):
         return np.full(instance.n_coflows, INF)
-    return instance.release + E * instance.isolation_time / _phi(instance, phi)
+    return instance.release + E * instance.isolation_time / coflow_preferences(instance, phi)
 
 
 def slot_horizon(instance: Instance, slot: float = 1.0) -> int:

@@ -122,5 +122,69 @@ def test_the_engine_holds_no_policy() -> None:
     assert not bad, f"KIND_ switches in: {bad}"
     # and the built-ins' compiled rules sit in their family modules, not in the engine
     fast = (PKG / "sim" / "fast.py").read_text()
-    for rule in ("sebf_key", "bssi_rank", "dclas_key", "cofair_rank", "_bssi", "_cofair_online"):
+    for rule in ("sebf_key", "bssi_rank", "dclas_key", "cofair_rank", "bssi_order",
+                 "cofair_online"):
         assert rule not in fast, rule
+
+
+def _package_modules() -> dict[str, Path]:
+    return {_module_name(p): p for d in (PKG, ROOT / "lp", ROOT / "proofs_check")
+            for p in _sources(d)}
+
+
+def test_no_private_name_crosses_a_module() -> None:
+    # a name with a leading underscore is its module's own; what another module needs is
+    # public there.  The package's infrastructure modules (_jit, _memory, _kernel_cache) are
+    # private to the package, not to one module, so importing them is fine.
+    bad = []
+    for mod, path in _package_modules().items():
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                for a in node.names:
+                    if a.name.startswith("_") and not a.name.startswith("__") \
+                            and a.name not in ("_jit", "_memory", "_kernel_cache"):
+                        bad.append(f"{mod}: from {node.module or '.'} import {a.name}")
+    assert not bad, bad
+
+
+def test_no_import_circles() -> None:
+    # every import statement counts, at module level or inside a function: a circle through a
+    # function-level import is still two modules that need each other
+    mods = _package_modules()
+    graph: dict[str, set[str]] = {}
+    for mod, path in mods.items():
+        deps = set()
+        for name in _imports(path):
+            while name and name not in mods:
+                name = name.rpartition(".")[0]
+            if name and name != mod:
+                deps.add(name)
+        graph[mod] = deps
+
+    def package_of(name: str) -> bool:
+        return (mods[name].name == "__init__.py")
+
+    # a package's __init__ importing its own submodules is how a package exposes them: only
+    # circles among modules (or a module and another package) count
+    seen: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        seen[v] = 1
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if package_of(w) and v.startswith(w + "."):
+                continue
+            if seen.get(w) == 1:
+                circles.append([*stack[stack.index(w):], w])
+            elif w not in seen:
+                visit(w)
+        stack.pop()
+        seen[v] = 2
+
+    for v in sorted(graph):
+        if v not in seen:
+            visit(v)
+    assert not circles, circles[:3]

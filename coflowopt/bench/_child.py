@@ -14,13 +14,13 @@ import sys
 
 def main() -> None:
     from coflowopt._memory import fix_mmap_threshold
-    from coflowopt.bench.runner import _run_here
+    from coflowopt.bench.runner import run_here
 
     fix_mmap_threshold()
     task = pickle.loads(sys.stdin.buffer.read())
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    result = _run_here(task)
+    result = run_here(task)
     out.write(pickle.dumps(result))
     out.flush()
 

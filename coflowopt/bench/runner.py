@@ -96,7 +96,7 @@ def run_task(task: Task) -> dict[str, Any]:
     """
     if task.isolate:
         return _run_isolated(task)
-    return _run_here(task)
+    return run_here(task)
 
 
 #: (scheduler, semantics, parameters) this process has already compiled or loaded kernels for
@@ -147,7 +147,7 @@ def _warm_up(info: Any, params: dict[str, Any], inst: Any) -> float | None:
     return time.perf_counter() - t0
 
 
-def _run_here(task: Task) -> dict[str, Any]:
+def run_here(task: Task) -> dict[str, Any]:
     from coflowopt.bench.workloads import build_workload
     from coflowopt.bounds import lower_bounds
     from coflowopt.metrics import cct, slowdown, summary

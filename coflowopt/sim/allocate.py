@@ -110,7 +110,7 @@ class AllocState:
 
     def reset(self, coflows: np.ndarray) -> None:
         """Zero the rates of ``coflows``' flows and restore full port capacity."""
-        _zero_rates(coflows, self.ptr, self.order, self.rate, self.has_rate)
+        zero_rates(coflows, self.ptr, self.order, self.rate, self.has_rate)
         self.rem_in[:] = self.cap_in
         self.rem_out[:] = self.cap_out
 
@@ -119,7 +119,7 @@ class AllocState:
 
 
 @njit(cache=True)
-def _zero_rates(coflows, ptr, order, rate, has_rate):
+def zero_rates(coflows, ptr, order, rate, has_rate):
     for c in coflows:
         if has_rate[c]:
             for i in range(ptr[c], ptr[c + 1]):
@@ -181,7 +181,7 @@ def _take(f, r, src, dst, rate, rem_in, rem_out, cap_in, cap_out, unsat):
 
 
 @njit(cache=True)
-def _greedy(coflows, equal, ptr, order, src, dst, remaining, rate, rem_in, rem_out, cap_in,
+def greedy_kernel(coflows, equal, ptr, order, src, dst, remaining, rate, rem_in, rem_out, cap_in,
             cap_out, cnt_in, cnt_out, cin_ptr, cin, cout_ptr, cout, has_rate, slot_in,
             slot_out):
     unsat = np.empty(2, dtype=np.int64)
@@ -345,7 +345,7 @@ def _arr(coflows: np.ndarray | list[int]) -> np.ndarray:
 
 def _run_greedy(st: AllocState, coflows: np.ndarray, equal: bool, rem_in: np.ndarray,
                 rem_out: np.ndarray) -> None:
-    _greedy(coflows, equal, st.ptr, st.order, st.src, st.dst, st.remaining, st.rate, rem_in,
+    greedy_kernel(coflows, equal, st.ptr, st.order, st.src, st.dst, st.remaining, st.rate, rem_in,
             rem_out, st.cap_in, st.cap_out, st.cnt_in, st.cnt_out, st.cin_ptr, st.cin,
             st.cout_ptr, st.cout, st.has_rate, st.slot_in, st.slot_out)
 

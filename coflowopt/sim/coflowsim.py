@@ -247,11 +247,11 @@ def _ceil_mib(b: np.ndarray, mult: np.ndarray) -> np.ndarray:
 
 def _reducer_mb(vol: np.ndarray, n_map: int) -> float:
     """A reducer's MB from its flows: the trace value when all flows carry ``MB / M``."""
-    from coflowopt.workloads.trace import _reducer_total
+    from coflowopt.workloads.trace import reducer_total
 
     if vol.size == n_map and np.all(vol == vol[0]):
         try:
-            return _reducer_total(float(vol[0]), n_map)
+            return reducer_total(float(vol[0]), n_map)
         except ValueError:
             pass
     return float(vol.sum())

@@ -137,7 +137,7 @@ def _coflow_sums(coflows, ptr, order, a, b, diff):
 
 
 @njit(cache=True)
-def _horizon(coflows, ptr, order, remaining, rate, has_rate):
+def next_completion(coflows, ptr, order, remaining, rate, has_rate):
     """Time until the first flow of ``coflows`` finishes at the current rates."""
     best = np.inf
     for c in coflows:
@@ -153,7 +153,7 @@ def _horizon(coflows, ptr, order, remaining, rate, has_rate):
 
 
 @njit(cache=True)
-def _advance(coflows, ptr, order, remaining, rate, volume, dt, left, has_rate, fslot_in,
+def advance_rates(coflows, ptr, order, remaining, rate, volume, dt, left, has_rate, fslot_in,
              fslot_out, slot_in, slot_out):
     """Serve ``dt`` at the current rates; mark finished flows; count unfinished per coflow.
     Returns the number of coflows that finished."""
@@ -318,7 +318,7 @@ def simulate(
         timer = policy.rates(view)
         k = len(bps) - 1
         segs.record(act, st, cur, opened, k, before)
-        dt = _horizon(act, st.ptr, st.order, st.remaining, st.rate, st.has_rate)
+        dt = next_completion(act, st.ptr, st.order, st.remaining, st.rate, st.has_rate)
         if heap:
             dt = min(dt, heap[0][0] - t)
         if timer is not None and timer < math.inf:
@@ -335,7 +335,7 @@ def simulate(
         else:
             stalls = 0
         if t_next > t:
-            n_fin = _advance(act, st.ptr, st.order, st.remaining, st.rate, st.volume, dt, left,
+            n_fin = advance_rates(act, st.ptr, st.order, st.remaining, st.rate, st.volume, dt, left,
                              st.has_rate, st.fslot_in, st.fslot_out, st.slot_in, st.slot_out)
             bps.append(t_next)
         else:

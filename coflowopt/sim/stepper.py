@@ -8,8 +8,8 @@ between, the rates follow the same rule as :func:`coflowopt.sim.drive.order_sche
 flow in turn (coflow by coflow, flows in instance order inside a coflow) takes
 ``min(free ingress, free egress)`` (spec 5.3, ``split="ordered"``).  The rates are recomputed
 at every flow completion inside the compiled loop by the shared kernels
-(:func:`coflowopt.sim.allocate._greedy`, and the reference engine's ``_horizon`` and
-``_advance``), so a priority held for a whole episode gives the schedule of
+(:func:`coflowopt.sim.allocate.greedy_kernel`, and the reference engine's ``next_completion`` and
+``advance_rates``), so a priority held for a whole episode gives the schedule of
 ``order_schedule(instance, priority=p)``.
 
 Protocol::
@@ -40,8 +40,8 @@ import numpy as np
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
-from coflowopt.sim.allocate import AllocState, _greedy, _zero_rates
-from coflowopt.sim.engine import SimulationError, _advance, _horizon
+from coflowopt.sim.allocate import AllocState, greedy_kernel, zero_rates
+from coflowopt.sim.engine import SimulationError, advance_rates, next_completion
 from coflowopt.sim.fast import heap_pop, heap_push, release_successors
 from coflowopt.validate import Tolerance, ValidSchedule, validate_changes
 
@@ -202,14 +202,14 @@ def _to_epoch(key, sc, ptr, order, src, dst, volume, remaining, rate, cap_in, ca
                 bps[kk] = tn
                 t = tn
         else:
-            _zero_rates(act, ptr, order, rate, has_rate)
+            zero_rates(act, ptr, order, rate, has_rate)
             rem_in[:] = cap_in
             rem_out[:] = cap_out
-            _greedy(act, False, ptr, order, src, dst, remaining, rate, rem_in, rem_out, cap_in,
-                    cap_out, cnt_in, cnt_out, cin_ptr, cin, cout_ptr, cout, has_rate, slot_in,
-                    slot_out)
+            greedy_kernel(act, False, ptr, order, src, dst, remaining, rate, rem_in, rem_out,
+                          cap_in, cap_out, cnt_in, cnt_out, cin_ptr, cin, cout_ptr, cout, has_rate,
+                          slot_in, slot_out)
             nc = _log(act, ptr, order, rate, cur, kk, cf, ck, cr, nc)
-            dt = _horizon(act, ptr, order, remaining, rate, has_rate)
+            dt = next_completion(act, ptr, order, remaining, rate, has_rate)
             if na > 0:
                 dt = min(dt, ak[0] - t)
             dt = min(dt, t_job - t)
@@ -217,7 +217,7 @@ def _to_epoch(key, sc, ptr, order, src, dst, volume, remaining, rate, cap_in, ca
                 status = _STALL
                 break
             if t + dt > t:
-                n_fin = _advance(act, ptr, order, remaining, rate, volume, dt, left, has_rate,
+                n_fin = advance_rates(act, ptr, order, remaining, rate, volume, dt, left, has_rate,
                                  fslot_in, fslot_out, slot_in, slot_out)
                 kk += 1
                 bps[kk] = t + dt

@@ -659,7 +659,7 @@ def _subset_coflows(trace: Instance, keep: np.ndarray) -> Instance:
 # -- analysis helpers ------------------------------------------------------------------------
 
 
-def _job_graph(instance: Instance, job: int) -> tuple[np.ndarray, np.ndarray]:
+def job_graph(instance: Instance, job: int) -> tuple[np.ndarray, np.ndarray]:
     """Coflow positions of ``job`` (sorted) and its Starts-After edges in local indices."""
     if not 0 <= job < instance.n_jobs:
         raise IndexError(f"job position {job} out of range 0..{instance.n_jobs - 1}")
@@ -672,7 +672,7 @@ def _job_graph(instance: Instance, job: int) -> tuple[np.ndarray, np.ndarray]:
 def critical_path_length(instance: Instance, job: int) -> int:
     """Number of coflows on the longest Starts-After path of job position ``job`` (0 for a job
     without coflows)."""
-    nodes, e = _job_graph(instance, job)
+    nodes, e = job_graph(instance, job)
     n = nodes.size
     if n == 0:
         return 0
@@ -697,7 +697,7 @@ def is_rooted_tree(instance: Instance, job: int) -> Literal["fan-in", "fan-out"]
     in-degrees.  A path (including a single coflow) satisfies both and is reported as
     ``"fan-in"``.  Finishes-Before edges are ignored; a job without coflows is no tree.
     """
-    nodes, e = _job_graph(instance, job)
+    nodes, e = job_graph(instance, job)
     n = nodes.size
     if n == 0 or e.shape[0] != n - 1:
         return None

@@ -224,7 +224,7 @@ def _fmt_mb(x: float) -> str:
     return repr(float(x))
 
 
-def _reducer_total(per_flow: float, n_map: int) -> float:
+def reducer_total(per_flow: float, n_map: int) -> float:
     """The reducer MB ``x`` with ``x / n_map == per_flow``, preferring a whole number."""
     guess = per_flow * n_map
     r = float(round(guess))
@@ -280,7 +280,7 @@ def format_trace(instance: Instance) -> str:
             if not np.all(v == v[0]):
                 raise ValueError(f"format_trace: coflow {cid}: reducer {r} is not split evenly "
                                  "over the mappers")
-            fields.append(f"{r}:{_fmt_mb(_reducer_total(float(v[0]), nm))}")
+            fields.append(f"{r}:{_fmt_mb(reducer_total(float(v[0]), nm))}")
         lines.append(" ".join(fields))
     return "\n".join(lines) + "\n"
 

@@ -189,12 +189,12 @@ def test_builder_blocks_and_values() -> None:
 def test_export_round_trip(tmp_path, ext: str) -> None:
     import highspy
 
-    from coflowopt.lp.backends import _new_highs
+    from coflowopt.lp.highs import new_highs
 
     lp = random_model(7, integer=True)
     path = lp.write(tmp_path / f"model{ext}")
     assert path.exists() and path.stat().st_size > 0
-    h = _new_highs()
+    h = new_highs()
     h.setOptionValue("output_flag", False)
     assert h.readModel(str(path)) == highspy.HighsStatus.kOk
     h.run()

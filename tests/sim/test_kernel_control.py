@@ -29,9 +29,9 @@ from coflowopt.sim.kernel import (
     prepare,
     run_kernel,
     stop_requested,
-    warm_up,
     will_compile,
 )
+from coflowopt.sim.warmup import warm_up
 from coflowopt.workloads.synthetic import synthetic_trace
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -71,7 +71,7 @@ _I64 = np.int64
 _INV_E = 1.0 / math.e
 #: pieces per block of :func:`coflowopt.schedulers.dag.bna.resolve_runs_hk` in the merge
 _BLOCK = 1 << 22
-_NO_W = np.zeros(0, _I64)   # no weights: every piece counts 1
+NO_W = np.zeros(0, _I64)   # no weights: every piece counts 1
 
 
 def _fit(top: int) -> type:
@@ -190,14 +190,14 @@ def delay_and_merge(instance: Instance, plans: Sequence[SlotPlan], delays: np.nd
     pd = instance.flow_dst[flow].astype(np.int32)
     # eff(M) of every run: the largest number of pieces on one port (a sweep per port; no
     # array of all (piece, run) members)
-    eff = _run_eff(ra, rb, np.concatenate([ps, pd + m]), 2 * m, n_runs, _NO_W)
+    eff = run_eff(ra, rb, np.concatenate([ps, pd + m]), 2 * m, n_runs, NO_W)
     begin = np.cumsum(rlen * eff) - rlen * eff          # compressed start of each run
     total = int(begin[-1] + rlen[-1] * eff[-1])
     like = np.zeros(0, _fit(max(total + 1, flow.size, instance.n_flows)))
     # pieces by priority (rank of the plan, then flow): members of a run keep this order
     prio = np.lexsort((flow, rank[owner])).astype(it)
     del owner
-    blocks = list(_merge_runs(ra, rb, eff > 1, begin, rlen, prio, flow, _NO_W, like))
+    blocks = list(merge_runs(ra, rb, eff > 1, begin, rlen, prio, flow, NO_W, like))
     del ra, rb, prio
     cptr, cmem = blocks.pop()
     if cmem.size:
@@ -261,17 +261,17 @@ def dma_plan(instance: Instance, jobs: np.ndarray, demand: np.ndarray, *,
     in this order; default increasing job position; G-DM passes its sigma); ``delays``:
     explicit ``X_j`` per job of ``jobs`` (slots) instead of drawing them."""
     jobs = np.asarray(jobs, dtype=_I64).reshape(-1)
-    _check_beta(beta)
+    check_beta(beta)
     by_job = _coflows_by_job(instance, job_topological_order(instance))
     if delays is None:     # the isolated plans draw nothing: the same delays as after them
         delays = draw_delays(rng, jobs, aggregate_slots(instance, jobs, demand), beta)
     # the list is handed over: delay_and_merge frees the isolated plans once merged
     return delay_and_merge(
         instance, [isolated_plan(instance, by_job[j], demand, rule=rule) for j in jobs.tolist()],
-        delays, _rank(jobs, order), rule=rule)
+        delays, job_rank(jobs, order), rule=rule)
 
 
-def _rank(jobs: np.ndarray, order: np.ndarray | None) -> np.ndarray:
+def job_rank(jobs: np.ndarray, order: np.ndarray | None) -> np.ndarray:
     """Priority rank of each of ``jobs`` (lower first): its place in ``order``, else by job
     position."""
     if order is None:
@@ -288,7 +288,7 @@ def _rank(jobs: np.ndarray, order: np.ndarray | None) -> np.ndarray:
     return rank
 
 
-def _check_beta(beta: float) -> None:
+def check_beta(beta: float) -> None:
     if not (math.isfinite(beta) and beta > _INV_E):
         raise ValueError(f"beta: must be finite and > 1/e = {_INV_E:.6f}, got {beta!r}")
 
@@ -358,7 +358,7 @@ def run_dma(instance: Instance, params: DMAParams, *, seed: Any = None,
 
 
 @njit(cache=True)
-def _run_eff(ra, rb, port, n_ports, n_runs, w):
+def run_eff(ra, rb, port, n_ports, n_runs, w):
     """Largest load of one port in every run: piece ``i`` covers runs ``ra[i]..rb[i]-1``,
     uses ports ``port[i]`` and ``port[i + P]`` and weighs ``w[i]`` (1 each if ``w`` is
     empty): per port a difference array over the runs it touches."""
@@ -388,7 +388,7 @@ def _run_eff(ra, rb, port, n_ports, n_runs, w):
 
 
 @njit(cache=True)
-def _merge_runs(ra, rb, clash, begin, rlen, prio, flow, amt, like):
+def merge_runs(ra, rb, clash, begin, rlen, prio, flow, amt, like):
     """The pieces' share of every run.  Where the run has no collision (not ``clash``) a
     piece ``(flow, begin, rlen * amt)`` (``amt`` 1 if empty); the members of the colliding
     runs, run by run in the order ``prio``, as ``ptr`` over those runs and the piece of each

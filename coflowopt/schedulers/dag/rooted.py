@@ -45,16 +45,16 @@ from coflowopt.params import Params
 from coflowopt.schedule import Schedule
 from coflowopt.schedulers.dag.bna import bna_items, bna_plan, merge_pieces
 from coflowopt.schedulers.dag.dma import (
-    _NO_W,
-    _check_beta,
-    _merge_runs,
-    _rank,
-    _run_eff,
+    NO_W,
     aggregate_slots,
+    check_beta,
     delay_and_merge,
     draw_delays,
+    job_rank,
     job_topological_order,
+    merge_runs,
     release_refusal,
+    run_eff,
 )
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
@@ -66,7 +66,7 @@ from coflowopt.schedulers.dag.slots import (
     uniform_fabric_refusal,
 )
 from coflowopt.validate import Tolerance, ValidSchedule
-from coflowopt.workloads.dags import _job_graph, is_rooted_tree
+from coflowopt.workloads.dags import is_rooted_tree, job_graph
 
 __all__ = [
     "DMARTParams",
@@ -97,7 +97,7 @@ def not_rooted_tree_reason(instance: Instance, job: int) -> str | None:
     """Why job position ``job`` is not a rooted tree (one line naming the job), or ``None``."""
     if rooted_tree_kind(instance, job) is not None:
         return None
-    nodes, e = _job_graph(instance, job)
+    nodes, e = job_graph(instance, job)
     n = nodes.size
     name = f"job {label(instance.job_id[job])!r}"
     if n == 0:
@@ -149,7 +149,7 @@ def interval_length(instance: Instance, job: int, demand: np.ndarray, l_I: int |
     if isinstance(l_I, str):
         if l_I != "sqrt":
             raise ValueError(f"l_I: expected a positive integer or 'sqrt', got {l_I!r}")
-        nodes, e = _job_graph(instance, job)
+        nodes, e = job_graph(instance, job)
         eff = np.array([_eff_slots(instance, int(c), demand) for c in nodes], dtype=_I64)
         # longest path with node weights eff, over the local topological order
         order = topological_order(nodes.size, e)
@@ -174,7 +174,7 @@ def dma_srt_plan(instance: Instance, job: int, demand: np.ndarray, *, rng: np.ra
     """DMA-SRT (Algorithm 3; spec 5.2, fan-out by reversal 5.3) of job position ``job`` (a
     rooted tree) from slot 0, releases ignored.  ``path_delays``: explicit ``Y_p`` (intervals)
     per leaf-to-root path, paths ordered by leaf position, instead of drawing them."""
-    _check_beta(beta)
+    check_beta(beta)
     kind = rooted_tree_kind(instance, job)
     if kind is None:
         raise ValueError(f"dma-srt: {not_rooted_tree_reason(instance, job)}")
@@ -242,7 +242,7 @@ def _resolve_intervals(instance: Instance, flow: np.ndarray, gs: np.ndarray, ge:
     each piece's share of it, and the intervals become ``BNA(D_k)`` one after another, empty
     ones skipped (:func:`_resolve_runs` over runs of constant membership)."""
     if lI == 1:
-        return _resolve_runs(instance, flow, gs, ge, _NO_W, rule)
+        return _resolve_runs(instance, flow, gs, ge, NO_W, rule)
     return _resolve_runs(instance, *_interval_segments(flow, gs, ge, lI), rule)
 
 
@@ -298,12 +298,12 @@ def _resolve_runs(instance: Instance, flow: np.ndarray, start: np.ndarray, end: 
     port = np.concatenate([ps, pd + m])
     # items per port decide the collision; an interval's eff is BNA's: the largest port load
     # (the largest amount where no port is shared)
-    cnt = _run_eff(ra, rb, port, 2 * m, rlen.size, _NO_W)
-    eff = cnt if amount.size == 0 else _run_eff(ra, rb, port, 2 * m, rlen.size, amount)
+    cnt = run_eff(ra, rb, port, 2 * m, rlen.size, NO_W)
+    eff = cnt if amount.size == 0 else run_eff(ra, rb, port, 2 * m, rlen.size, amount)
     del port
     begin = np.cumsum(rlen * eff) - rlen * eff
     prio = np.argsort(flow, kind="stable")            # items of an interval by flow
-    free, (cptr, cmem) = _merge_runs(ra, rb, cnt > 1, begin, rlen, prio, flow, amount, _NO_W)
+    free, (cptr, cmem) = merge_runs(ra, rb, cnt > 1, begin, rlen, prio, flow, amount, NO_W)
     out_f, out_s, out_n = [free[0]], [free[1]], [free[2]]
     runs = np.flatnonzero(cnt > 1)
     for g, (a, b) in enumerate(zip(cptr[:-1].tolist(), cptr[1:].tolist(), strict=True)):
@@ -330,7 +330,7 @@ def dma_rt_plan(instance: Instance, jobs: np.ndarray, demand: np.ndarray, *,
     DMA's delay, merge and resolution with ``Delta`` of all the given jobs.  ``order`` and
     ``delays`` as in :func:`coflowopt.schedulers.dag.dma.dma_plan`."""
     jobs = np.asarray(jobs, dtype=_I64).reshape(-1)
-    _check_beta(beta)
+    check_beta(beta)
     plans: dict[int, SlotPlan] = {}
     for j in sorted(set(jobs.tolist())):
         plans[j] = dma_srt_plan(instance, j, demand, rng=rng, beta=beta, l_I=l_I, rule=rule)
@@ -338,7 +338,7 @@ def dma_rt_plan(instance: Instance, jobs: np.ndarray, demand: np.ndarray, *,
         delays = draw_delays(rng, jobs, aggregate_slots(instance, jobs, demand), beta)
     box = [[plans[j] for j in jobs.tolist()]]
     del plans   # handed over: delay_and_merge frees the per-job plans once merged
-    return delay_and_merge(instance, box.pop(), delays, _rank(jobs, order), rule=rule)
+    return delay_and_merge(instance, box.pop(), delays, job_rank(jobs, order), rule=rule)
 
 
 # -- the schedulers ---------------------------------------------------------------------------

@@ -57,7 +57,7 @@ of the active set (below) and counts that in ``meta["fallbacks"]`` (re-orders in
 on the compiled engine (:func:`cofair_rank`, a rank function of :mod:`coflowopt.sim.policy`:
 the re-order inside the event loop, the same greedy order-preserving allocation as Sincronia's,
 streamed into the validator); ``engine="reference"`` runs the same step
-(:func:`coflowopt.orders._cofair_online`, the one implementation) as a re-ranking callback on
+(:func:`coflowopt.orders.cofair_online`, the one implementation) as a re-ranking callback on
 the reference engine.  The whole FB2010 trace online: BENCHMARKS.md, "fair: speed".
 
 Choices where the spec is silent ([PROP], parameters where they matter):
@@ -87,11 +87,11 @@ import numpy as np
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.orders import (
-    _cofair_loads,
-    _cofair_online,
-    _cofair_port_major,
-    _cofair_trace,
-    _mps_backward,
+    cofair_loads,
+    cofair_online,
+    cofair_port_major,
+    cofair_trace_kernel,
+    mps_backward,
 )
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
@@ -137,7 +137,7 @@ def _instance_loads(inst: Instance, coflows: np.ndarray | None = None,
     else:  # a sub-CSR of the chosen coflows, in the given order
         ptr, order = _sub_csr(inst, coflows)
     vol = inst.flow_volume if remaining is None else remaining
-    cptr, cport, cval = _cofair_loads(ptr, order, inst.flow_src.astype(np.int64),
+    cptr, cport, cval = cofair_loads(ptr, order, inst.flow_src.astype(np.int64),
                                       inst.flow_dst.astype(np.int64),
                                       np.ascontiguousarray(vol, dtype=np.float64), inst.ports,
                                       _capacity(inst))
@@ -239,8 +239,8 @@ def cofair_trace(loads: Instance | Any, weights: Any = None, deadlines: Any = No
     if D.size != n or np.isnan(D).any():
         raise ValueError(f"cofair: deadlines need {n} numbers (not NaN), one per coflow, got "
                          f"{D.size}")
-    pptr, pcof, pval = _cofair_port_major(cptr, cport, cval, P)
-    sigma, pivots, betas, fail = _cofair_trace(cptr, cport, cval, pptr, pcof, pval,
+    pptr, pcof, pval = cofair_port_major(cptr, cport, cval, P)
+    sigma, pivots, betas, fail = cofair_trace_kernel(cptr, cport, cval, pptr, pcof, pval,
                                          np.ascontiguousarray(w), np.ascontiguousarray(D),
                                          update == "pivot-port", float(rtol))
     if fail >= 0:
@@ -300,7 +300,7 @@ def mps_fallback_order(instance: Instance, coflows: Any, remaining: Any, t: floa
     c = np.asarray(coflows, dtype=np.int64)
     cptr, cport, cval, P = _instance_loads(instance, c, remaining)
     ph = _phi(instance, phi)
-    local = _mps_backward(cptr, cport, cval, P, float(t),
+    local = mps_backward(cptr, cport, cval, P, float(t),
                           np.asarray(instance.release[c], np.float64),
                           np.asarray(instance.isolation_time[c], np.float64), ph[c])
     return c[local]
@@ -402,9 +402,9 @@ def _fallback_reason(inst: Instance, coflows: np.ndarray, remaining: np.ndarray,
     ``meta["first_fallback"]``."""
     c = np.asarray(coflows, dtype=np.int64)
     cptr, cport, cval, P = _instance_loads(inst, c, remaining)
-    pptr, pcof, pval = _cofair_port_major(cptr, cport, cval, P)
+    pptr, pcof, pval = cofair_port_major(cptr, cport, cval, P)
     Dc = np.ascontiguousarray(D[c], dtype=np.float64)
-    sigma, _, _, fail = _cofair_trace(cptr, cport, cval, pptr, pcof, pval,
+    sigma, _, _, fail = cofair_trace_kernel(cptr, cport, cval, pptr, pcof, pval,
                                       np.ascontiguousarray(inst.coflow_weight[c],
                                                            dtype=np.float64),
                                       Dc - t, update == "pivot-port", FEAS_RTOL)
@@ -419,7 +419,7 @@ def _fallback_reason(inst: Instance, coflows: np.ndarray, remaining: np.ndarray,
 class _Online:
     """The online order on the reference engine (4.4, [PROP]): the re-ranking callback of
     :func:`coflowopt.sim.order_schedule`, calling the compiled step that :func:`cofair_rank`
-    calls on the compiled engine (:func:`coflowopt.orders._cofair_online`)."""
+    calls on the compiled engine (:func:`coflowopt.orders.cofair_online`)."""
 
     def __init__(self, inst: Instance, D: np.ndarray, phi: np.ndarray, update: str):
         self.inst, self.D, self.phi, self.update = inst, D, phi, update
@@ -436,7 +436,7 @@ class _Online:
         self.recomputations += 1
         ptr, order = _sub_csr(inst, c)
         f64 = np.float64
-        local, fail = _cofair_online(
+        local, fail = cofair_online(
             ptr, order, self.src, self.dst, np.ascontiguousarray(view.remaining, dtype=f64),
             inst.ports, self.cap, np.ascontiguousarray(inst.coflow_weight[c], dtype=f64),
             np.ascontiguousarray(self.D[c], dtype=f64), float(view.t),
@@ -455,7 +455,7 @@ class _Online:
 @njit(cache=True)
 def cofair_rank(s, act, out):
     """Online CoFair on the compiled engine (a :data:`~coflowopt.sim.policy.RANK_SIGNATURE`
-    function): the step of :class:`_Online` (:func:`coflowopt.orders._cofair_online`) on the
+    function): the step of :class:`_Online` (:func:`coflowopt.orders.cofair_online`) on the
     remaining volumes of the active coflows ``act`` (admission order).  ``s.table``: per coflow
     the deadline ``D_j``, release, ``C_j^0`` and ``phi_j``; ``s.scalars``: ``[pivot-port, feasible
     tail rtol]``.  ``s.stats``: re-orders, fallbacks, the first fallback's time and number of
@@ -484,7 +484,7 @@ def cofair_rank(s, act, out):
         fc0[j] = s.table[2, c]
         fph[j] = s.table[3, c]
     capq = np.concatenate((s.cap_in, s.cap_out))
-    local, fail = _cofair_online(sp, so, s.src, s.dst, s.remaining, s.cap_in.size, capq,
+    local, fail = cofair_online(sp, so, s.src, s.dst, s.remaining, s.cap_in.size, capq,
                                  s.weight[act], fdl, s.t, frl, fc0, fph, s.scalars[0] != 0.0,
                                  s.scalars[1])
     if fail >= 0:

@@ -12,7 +12,7 @@ import numpy as np
 
 from coflowopt._jit import njit
 from coflowopt.model import Instance
-from coflowopt.orders import _bssi, bssi, port_loads
+from coflowopt.orders import bssi, bssi_order, port_loads
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
 from coflowopt.sim.drive import OrderPolicy, run_policy
@@ -63,7 +63,7 @@ def bssi_rank(s, act, out):
             f = s.live[i]
             pl[j, col[s.src[f]]] += s.remaining[f] / s.cap_in[s.src[f]]
             pl[j, col[m + s.dst[f]]] += s.remaining[f] / s.cap_out[s.dst[f]]
-    perm = _bssi(pl, s.weight[act])
+    perm = bssi_order(pl, s.weight[act])
     for j in range(nc):
         out[j] = act[perm[j]]
     return nc
