@@ -24,7 +24,7 @@ COFLOWSIM = ["sebf", "dark", "fifo", "scf", "ncf", "lcf", "fair", "pfp"]
 TIME = "/usr/bin/time"
 
 
-def _timed(cmd: list[str]) -> tuple[float, float, str]:
+def timed(cmd: list[str]) -> tuple[float, float, str]:
     """(wall s, peak RSS MB, stdout) of ``cmd`` in a fresh process."""
     out = subprocess.run([TIME, "-v", *cmd], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONHASHSEED": "0"})
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         print("FB2010 trace not found (set COFLOWOPT_FB2010 or pass --trace)", file=sys.stderr)
         return 2
     cs_seconds = dict(kv.split("=") for kv in args.coflowsim_seconds.split(",") if kv)
-    load_wall, load_rss, _ = _timed([sys.executable, "-c", "import coflowopt, sys; "
+    load_wall, load_rss, _ = timed([sys.executable, "-c", "import coflowopt, sys; "
                                      "coflowopt.workloads.read_trace(sys.argv[1])", str(trace)])
     rows = [f"trace load alone (import + read, fresh process): {load_wall:.2f} s wall, "
             f"{load_rss:.0f} MB", "",
@@ -72,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         cmd = [sys.executable, "-m", "coflowopt.cli", "run", "--trace", str(trace), "-s", name,
                "--no-progress",
                "--semantics", sem]
-        _timed(cmd)  # warm-up: load (or compile) the kernels
-        wall, rss, out = _timed(cmd)
+        timed(cmd)  # warm-up: load (or compile) the kernels
+        wall, rss, out = timed(cmd)
         cpu = _cpu_column(out, name)
         ratio = wall / (cpu + load_wall)
         cs = cs_seconds.get(name) if sem == "coflowsim" else None

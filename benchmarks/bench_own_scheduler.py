@@ -12,15 +12,14 @@ streamed through the validator; the key's and the callback's CCTs must be identi
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-TIME = "/usr/bin/time"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_cli import timed
 
 SCRIPT = r'''
 import sys, time
@@ -63,16 +62,6 @@ print(f"kernel {kernel:.3f} avg_cct {cct.mean():.6f}")
 '''
 
 
-def _timed(cmd: list[str]) -> tuple[float, float, str]:
-    out = subprocess.run([TIME, "-v", *cmd], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONHASHSEED": "0"})
-    wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", out.stderr)
-    h, m, sec = wall.groups()
-    seconds = (int(h) * 3600 if h else 0) + int(m) * 60 + float(sec)
-    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", out.stderr).group(1))
-    return seconds, rss / 1024, out.stdout
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trace", default=None)
@@ -96,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         res: dict[str, list[tuple[float, float, float]]] = {v: [] for v in variants}
         for rnd in range(args.repeat + 1):  # round 0: the warm-up
             for v in variants:
-                wall, rss, out = _timed([sys.executable, str(script), v, trace,
+                wall, rss, out = timed([sys.executable, str(script), v, trace,
                                          str(Path(tmp) / f"{v}.npy")])
                 kernel = float(re.search(r"kernel ([\d.]+)", out).group(1))
                 if rnd:
