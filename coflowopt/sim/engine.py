@@ -28,7 +28,7 @@ from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.allocate import AllocState
 
-__all__ = ["PROGRESS", "Policy", "SimView", "SimulationError", "simulate"]
+__all__ = ["PROGRESS", "InstanceView", "Policy", "SimView", "SimulationError", "simulate"]
 
 #: A ``progress(done, total)`` callback used by :func:`simulate` when none is passed (set it
 #: around a call to a registered scheduler to drive a progress bar).
@@ -43,23 +43,14 @@ class SimulationError(RuntimeError):
     """The simulation cannot continue (a policy starved every active flow forever)."""
 
 
-class SimView:
-    """What a policy sees at an event.
+class InstanceView:
+    """The instance's columns a policy may read whatever it knows (ports, flows' ports and
+    coflows, coflows' widths, weights, releases, ids and jobs, job deadlines, capacities), and
+    the whole instance for a clairvoyant one; the base of both engines' views."""
 
-    ``t``: current time; ``release``: effective release per coflow; ``coflows``: active coflow
-    positions (released, predecessors done, unfinished), in admission order; ``admitted[c]``:
-    admission time of coflow ``c`` (NaN before); ``sent``: bytes sent per flow;
-    ``coflow_sent``: per coflow; ``alloc``: the shared allocator state to pass to
-    :mod:`coflowopt.sim.allocate`.
-    """
-
-    def __init__(self, inst: Instance, st: AllocState, clairvoyant: bool):
+    def __init__(self, inst: Instance, clairvoyant: bool):
         self._inst = inst
         self._clairvoyant = clairvoyant
-        self.alloc = st
-        self.t = 0.0
-        self.coflows = np.zeros(0, dtype=np.int64)
-        self.admitted = np.full(inst.n_coflows, np.nan)
         self.ports = inst.ports
         self.flow_src = inst.flow_src
         self.flow_dst = inst.flow_dst
@@ -72,7 +63,6 @@ class SimView:
         self.coflow_job = inst.coflow_job
         self.capacity_in = inst.fabric.capacity_in
         self.capacity_out = inst.fabric.capacity_out
-        self.events = 0
 
     @property
     def instance(self) -> Instance:
@@ -80,6 +70,25 @@ class SimView:
         if not self._clairvoyant:
             raise PermissionError("a non-clairvoyant policy may not read flow volumes")
         return self._inst
+
+
+class SimView(InstanceView):
+    """What a policy sees at an event.
+
+    ``t``: current time; ``release``: effective release per coflow; ``coflows``: active coflow
+    positions (released, predecessors done, unfinished), in admission order; ``admitted[c]``:
+    admission time of coflow ``c`` (NaN before); ``sent``: bytes sent per flow;
+    ``coflow_sent``: per coflow; ``alloc``: the shared allocator state to pass to
+    :mod:`coflowopt.sim.allocate`.
+    """
+
+    def __init__(self, inst: Instance, st: AllocState, clairvoyant: bool):
+        super().__init__(inst, clairvoyant)
+        self.alloc = st
+        self.t = 0.0
+        self.coflows = np.zeros(0, dtype=np.int64)
+        self.admitted = np.full(inst.n_coflows, np.nan)
+        self.events = 0
 
     @property
     def remaining(self) -> np.ndarray:

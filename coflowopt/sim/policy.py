@@ -62,6 +62,7 @@ from numba import types
 
 from coflowopt._jit import njit
 from coflowopt.model import Instance
+from coflowopt.sim.engine import InstanceView
 
 __all__ = ["KEY_SIGNATURE", "RANK_SIGNATURE", "BlindState", "CompiledKey", "CompiledRank",
            "EnginePolicy", "EngineView", "PolicyState", "builtin_key", "builtin_rank",
@@ -262,37 +263,17 @@ class EnginePolicy:
                 priority, self.table, self.scalars, self.scratch, self.iscratch, self.stats)
 
 
-class EngineView:
+class EngineView(InstanceView):
     """What a ``rerank`` callback sees at an arrival or departure on the compiled engine: the
     names of :class:`coflowopt.sim.engine.SimView`, read from the engine's arrays."""
 
     def __init__(self, inst: Instance, clairvoyant: bool, t: float, coflows: np.ndarray,
                  remaining: np.ndarray, admitted: np.ndarray):
-        self._inst = inst
-        self._clairvoyant = clairvoyant
+        super().__init__(inst, clairvoyant)
         self._remaining = remaining
         self._admitted = admitted
         self.t = t
         self.coflows = coflows
-        self.ports = inst.ports
-        self.flow_src = inst.flow_src
-        self.flow_dst = inst.flow_dst
-        self.flow_coflow = inst.flow_coflow
-        self.coflow_width = inst.coflow_width
-        self.coflow_weight = inst.coflow_weight
-        self.release = inst.release
-        self.coflow_id = inst.coflow_id
-        self.coflow_job = inst.coflow_job
-        self.job_deadline = inst.job_deadline
-        self.capacity_in = inst.fabric.capacity_in
-        self.capacity_out = inst.fabric.capacity_out
-
-    @property
-    def instance(self) -> Instance:
-        """The whole instance, volumes included: clairvoyant policies only."""
-        if not self._clairvoyant:
-            raise PermissionError("a non-clairvoyant policy may not read flow volumes")
-        return self._inst
 
     @property
     def remaining(self) -> np.ndarray:
