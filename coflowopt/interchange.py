@@ -61,6 +61,7 @@ __all__ = [
     "schedule_json_chunks",
     "schedule_to_dict",
     "write_atomic",
+    "write_probe",
 ]
 
 INSTANCE_FORMAT = "coflowopt-instance/1"
@@ -371,11 +372,18 @@ def output_problem(path: str | os.PathLike[str]) -> str | None:
         return f"{p}: folder {parent} does not exist"
     if not parent.is_dir():
         return f"{p}: {parent} is not a folder"
-    tmp = parent / f".{p.name}.{os.getpid()}.{secrets.token_hex(4)}.check"
+    why = write_probe(parent)
+    return None if why is None else f"{p}: cannot write in {parent} ({why})"
+
+
+def write_probe(folder: str | os.PathLike[str]) -> str | None:
+    """Why no new file can be made in the existing ``folder`` (the operating system's words),
+    or ``None``: creates and removes a uniquely named empty file there."""
+    tmp = Path(folder) / f".coflowopt-write.{os.getpid()}.{secrets.token_hex(4)}.check"
     try:
         os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     except OSError as exc:
-        return f"{p}: cannot write in {parent} ({exc.strerror or exc})"
+        return str(exc.strerror or exc)
     with contextlib.suppress(OSError):
         os.unlink(tmp)
     return None

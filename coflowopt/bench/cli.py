@@ -14,9 +14,7 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import secrets
 import signal
 import sys
 from pathlib import Path
@@ -111,14 +109,10 @@ def folder_problem(folder: str | os.PathLike[str]) -> str | None:
         p = p.parent
     if not p.is_dir():
         return f"{folder}: {p} is not a folder"
-    probe = p / f".coflowopt-write-check.{os.getpid()}.{secrets.token_hex(4)}"
-    try:
-        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-    except OSError as exc:
-        return f"{folder}: cannot write in {p} ({exc.strerror or exc})"
-    with contextlib.suppress(OSError):
-        os.unlink(probe)
-    return None
+    from coflowopt.interchange import write_probe
+
+    why = write_probe(p)
+    return None if why is None else f"{folder}: cannot write in {p} ({why})"
 
 
 def _report_failures(failed: tuple[str, ...], command: str) -> None:

@@ -180,18 +180,21 @@ def _unused_rank(s: Any, act: Any, out: Any) -> int:
 _COMPILED: dict[str, _ByAddress] = {}
 
 
+def _builtin(name: str, fn: Any, wrap: type) -> Any:
+    # wrapped once per process: the wrapper loads (or compiles) the function for its signature
+    if name not in _COMPILED:
+        _COMPILED[name] = wrap(fn)
+    return _COMPILED[name]
+
+
 def builtin_key(name: str, fn: Any) -> CompiledKey:
     """``fn`` (a cached ``njit`` key of a built-in policy) wrapped once per process."""
-    if name not in _COMPILED:
-        _COMPILED[name] = CompiledKey(fn)
-    return _COMPILED[name]  # type: ignore[return-value]
+    return _builtin(name, fn, CompiledKey)
 
 
 def builtin_rank(name: str, fn: Any) -> CompiledRank:
     """``fn`` (a cached ``njit`` rank of a built-in policy) wrapped once per process."""
-    if name not in _COMPILED:
-        _COMPILED[name] = CompiledRank(fn)
-    return _COMPILED[name]  # type: ignore[return-value]
+    return _builtin(name, fn, CompiledRank)
 
 
 def _arr(a: Any, dtype: Any, empty: tuple[int, ...] = (0,)) -> np.ndarray:
