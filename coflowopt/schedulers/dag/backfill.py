@@ -29,8 +29,8 @@ candidate first (a heap of ports keyed by their best candidate), so a flow place
 event is not evicted again in it; each port keeps its pairs with a candidate ordered by
 priority, and a scan stops at the first that fits.  Cost per event ``O(m)`` plus the repairs,
 instead of a greedy pass over all ready flows.  A numba kernel of this module (it calls no
-compiled function of another module); :attr:`backfill.last_counters` holds the last run's
-events, repairs and scanned entries.
+compiled function of another module); the plan it returns carries the run's events, repairs and
+scanned entries (:attr:`SlotPlan.counters`).
 
 BF only adds service to the base plan (step 1 serves every base pair whose flow has data), so no
 flow, coflow or job completes later than in the base plan, and the guarantee of the base
@@ -181,9 +181,8 @@ def backfill(instance: Instance, base: SlotPlan, priority: np.ndarray, demand: n
         f = int(status[2])
         raise ValueError(f"backfill: flow {f} (coflow {inst.coflow_id[fcof[f]]!s}) was never "
                          f"served in full (its coflow never became ready)")
-    backfill.last_counters = {"events": int(status[3]), "port_repairs": int(status[4]),
-                              "pair_scans": int(status[5])}
-    return SlotPlan(out_f, out_s, out_n)
+    return SlotPlan(out_f, out_s, out_n, counters={
+        "events": int(status[3]), "port_repairs": int(status[4]), "pair_scans": int(status[5])})
 
 
 @njit(cache=True)

@@ -53,11 +53,13 @@ class SlotPlan:
     """A slotted schedule in run-length form: flow ``flow[i]`` is sent at full port rate during
     slots ``[start[i], start[i] + length[i])`` (integers, slot units).  Pieces on one port never
     overlap (each slot is a partial matching).  ``makespan``: the end of the last piece (0 if
-    none)."""
+    none).  ``counters``: what the algorithm that made the plan counted, if it says (the
+    backfill: events, port repairs, pair scans)."""
 
     flow: np.ndarray    # int64 (P,)
     start: np.ndarray   # int64 (P,)
     length: np.ndarray  # int64 (P,)
+    counters: dict[str, int] | None = None
 
     def __post_init__(self) -> None:
         f, s, n = _col(self.flow), _col(self.start), _col(self.length)
