@@ -35,6 +35,7 @@ KERNEL_MODULES = (
     "sim/allocate.py",
     "sim/coflowsim.py",
     "sim/engine.py",
+    "sim/events.py",
     "sim/fast.py",
     "sim/fastfair.py",
     "sim/kernel.py",

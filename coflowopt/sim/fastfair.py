@@ -39,7 +39,7 @@ import numpy as np
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
-from coflowopt.sim.fast import (
+from coflowopt.sim.events import (
     admission_heap,
     admission_inputs,
     heap_pop,

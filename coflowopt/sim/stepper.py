@@ -42,7 +42,7 @@ from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.allocate import AllocState, greedy_kernel, zero_rates
 from coflowopt.sim.engine import SimulationError, advance_rates, next_completion
-from coflowopt.sim.fast import heap_pop, heap_push, release_successors
+from coflowopt.sim.events import heap_pop, heap_push, release_successors
 from coflowopt.validate import Tolerance, ValidSchedule, validate_changes
 
 __all__ = ["DagState", "Stepper"]

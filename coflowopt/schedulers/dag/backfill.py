@@ -46,7 +46,7 @@ import numpy as np
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedulers.dag.slots import SlotPlan
-from coflowopt.sim.fast import iheap_pop, iheap_push
+from coflowopt.sim.events import iheap_pop, iheap_push
 
 __all__ = ["backfill", "backfill_reference"]
 

@@ -46,7 +46,7 @@ from coflowopt.params import Params
 from coflowopt.schedule import Schedule
 from coflowopt.schedulers.lp_phases import Phases, value_above
 from coflowopt.schedulers.registry import SolverStopped
-from coflowopt.sim.fast import heap_pop, heap_push, iheap_pop, iheap_push, release_successors
+from coflowopt.sim.events import heap_pop, heap_push, iheap_pop, iheap_push, release_successors
 from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = ["ApproximateParams", "LPNotSolved", "list_schedule", "run_approximate"]

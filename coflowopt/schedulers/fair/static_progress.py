@@ -50,7 +50,7 @@ from coflowopt.schedule import Schedule
 from coflowopt.sim import allocate
 from coflowopt.sim.drive import run_policy
 from coflowopt.sim.engine import SimView
-from coflowopt.sim.fast import admission_inputs
+from coflowopt.sim.events import admission_inputs
 from coflowopt.sim.kernel import (
     Progress,
     fluid_horizon,

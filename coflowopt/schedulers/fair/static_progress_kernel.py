@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from coflowopt._jit import njit
-from coflowopt.sim.fast import (
+from coflowopt.sim.events import (
     admission_heap,
     heap_pop,
     indexed_delete,

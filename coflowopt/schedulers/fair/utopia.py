@@ -54,7 +54,7 @@ from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
 from coflowopt.sim.drive import order_schedule
-from coflowopt.sim.fast import heap_pop, heap_push, release_successors
+from coflowopt.sim.events import heap_pop, heap_push, release_successors
 from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = [
