@@ -17,6 +17,7 @@ from typing import Any
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.schedulers.registry import SchedulerInfo, get
+from coflowopt.sim.sink import RateSink
 from coflowopt.validate import Tolerance, ValidSchedule, validate
 
 __all__ = ["RunResult", "run"]
@@ -95,14 +96,16 @@ def run(instance: Instance, scheduler: str | SchedulerInfo, *, params: Any = Non
         valid = res.valid if streamed else validate(inst, res.schedule, tol or res.tolerance)
         meta = dict(valid.meta) if streamed else dict(res.schedule.meta)
     else:
-        inst = instance
         tol_used = tol or Tolerance()
-        check = tol_used if info.streams and not keep_schedule else None
-        out = info.impl(instance, p, seed=seed, check=check, progress=progress)
+        sink = (RateSink.streaming(tol_used) if info.streams and not keep_schedule
+                else RateSink.store())
+        out = info.impl(instance, p, sink, seed=seed, progress=progress)
         t1 = time.perf_counter()
-        streamed = isinstance(out, ValidSchedule)
+        inst = out.instance or instance
+        streamed = out.streamed
         out.meta.setdefault("scheduler", info.name)
-        valid = out if streamed else validate(inst, out, tol_used)
+        valid = out.valid if streamed else validate(inst, out.schedule,
+                                                    out.tolerance or tol_used)
         meta = dict(out.meta)
     t2 = time.perf_counter()
     counters = {k: meta[k] for k in _COUNTERS if k in meta}

@@ -7,8 +7,8 @@ from typing import Any
 
 from coflowopt.model import Instance
 from coflowopt.params import Params
-from coflowopt.schedule import Schedule
 from coflowopt.sequential import sequential_schedule
+from coflowopt.sim.sink import Outcome, RateSink
 
 __all__ = ["SequentialParams", "run_sequential"]
 
@@ -21,9 +21,8 @@ class SequentialParams(Params):
     order: tuple[int, ...] | None = None
 
 
-def run_sequential(instance: Instance, params: SequentialParams, *, seed: Any = None,
-                   check: Any = None, progress: Any = None
-        ) -> Schedule:
+def run_sequential(instance: Instance, params: SequentialParams, sink: RateSink, *,
+                   seed: Any = None, progress: Any = None) -> Outcome:
     """One coflow at a time, each alone on the fabric at MADD rates
     (:func:`coflowopt.sequential.sequential_schedule`).  Deterministic (``seed`` unused)."""
-    return sequential_schedule(instance, params.order)
+    return sink.outcome(sequential_schedule(instance, params.order))

@@ -10,14 +10,14 @@ pair before running (:meth:`SchedulerInfo.refusal`), and what its parameters are
 :class:`~coflowopt.params.Params` dataclass, checked on creation).
 
 Calling convention.  The public form of every scheduler is ``algorithm(instance, *, seed=None,
-**params) -> Schedule`` (``SchedulerInfo.__call__``).  Underneath, an implementation is
-``impl(instance, params, *, seed=None, check=None, progress=None) -> Schedule |
-ValidSchedule``: ``progress(done, total)`` hears how far the run is (and, where the callback
-has a ``phase`` attribute, the LP-based schedulers' phase lines: the model's size, building,
-solving, rounding; :mod:`coflowopt.schedulers.lp_phases`); given a
-:class:`~coflowopt.Tolerance` in ``check`` it may stream its rate changes into the validator and
-return the :class:`~coflowopt.ValidSchedule` itself (entries with ``streams=True``);
-:func:`coflowopt.run` is the one caller that asks for that.
+**params) -> Schedule`` (``SchedulerInfo.__call__``).  Underneath, every fluid implementation
+is ``impl(instance, params, sink, *, seed=None, progress=None) ->``
+:class:`~coflowopt.sim.sink.Outcome`: it writes its rates to the
+:class:`~coflowopt.sim.sink.RateSink` it is handed (stored, or streamed into the validator where
+its engine can: entries with ``streams=True``; :func:`coflowopt.run` is the one caller that asks
+for that) and returns the outcome; ``progress(done, total)`` hears how far the run is (and, where
+the callback has a ``phase`` attribute, the LP-based schedulers' phase lines: the model's size,
+building, solving, rounding; :mod:`coflowopt.schedulers.lp_phases`).
 
 Plugins add entries with :func:`register` (a decorator on a plain ``func(instance, *,
 seed=None, **params)``), which builds the parameter dataclass from the signature.
@@ -270,7 +270,9 @@ class SchedulerInfo:
         self.check_supports(instance)
         if self.semantics == "coflowsim":
             return self.impl(instance, self.name, params=p)
-        out = self.impl(instance, p, seed=seed, check=None)
+        from coflowopt.sim.sink import RateSink
+
+        out = self.impl(instance, p, RateSink.store(), seed=seed).schedule
         out.meta.setdefault("scheduler", self.name)
         return out
 
@@ -516,9 +518,9 @@ def register(name: str, *, kind: str, clairvoyant: bool, factor: str | None = No
     def deco(func: Callable[..., Schedule]) -> Callable[..., Schedule]:
         params_cls = _params_from_signature(func, name)
 
-        def impl(instance: Instance, params: Params, *, seed: Any = None,
-                 check: Any = None, progress: Any = None) -> Schedule:
-            return func(instance, seed=seed, **params.to_dict())
+        def impl(instance: Instance, params: Params, sink: Any, *, seed: Any = None,
+                 progress: Any = None) -> Any:
+            return sink.outcome(func(instance, seed=seed, **params.to_dict()))
 
         doc = (func.__doc__ or "").strip().splitlines()
         info = SchedulerInfo(name, f"{func.__module__}:{func.__name__}", None, kind, clairvoyant,

@@ -8,11 +8,12 @@ or MADD), honouring releases and Starts-After edges.  :func:`run_policy` runs an
 on the compiled engine when it has a kernel for it (:meth:`OrderPolicy.fast`), else on the
 reference engine.
 
-Streaming: with ``check`` (a :class:`~coflowopt.Tolerance`) the compiled engine hands each rate
-change to the streaming validator and the call returns the
-:class:`~coflowopt.ValidSchedule` (``schedule is None``); without a kernel for the
-configuration the schedule is stored and returned as a :class:`~coflowopt.Schedule` for the
-caller to validate.  The return type follows ``check`` and the engine, never a hidden context.
+Where the rates go: :func:`run_policy` writes to the :class:`~coflowopt.sim.sink.RateSink` it is
+given (a compiled run streams into the validator when the sink asks; a reference run stores its
+schedule) and returns the :class:`~coflowopt.sim.sink.Outcome`, as every scheduler does.
+:func:`order_schedule`, the researcher's entry, returns the stored :class:`~coflowopt.Schedule`,
+or with ``check`` (a :class:`~coflowopt.Tolerance`) the streamed
+:class:`~coflowopt.ValidSchedule` where the compiled engine ran.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from coflowopt.sim.policy import (
     Reranking,
     compiled_key,
 )
+from coflowopt.sim.sink import Outcome, RateSink
 from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = [
@@ -201,28 +203,26 @@ class KeyPolicy(OrderPolicy):
         return c[np.lexsort((c, view.admitted[c], key))]
 
 
-def run_policy(instance: Instance, policy: Any, *, engine: str = "fast",
-               check: Tolerance | None = None, meta: dict[str, Any] | None = None,
-               progress: Callable[[float, float], Any] | None = None
-               ) -> Schedule | ValidSchedule:
+def run_policy(instance: Instance, policy: Any, sink: RateSink | None = None, *,
+               engine: str = "fast", meta: dict[str, Any] | None = None,
+               progress: Callable[[float, float], Any] | None = None) -> Outcome:
     """Run ``policy`` on the compiled engine when it has a kernel for it (``policy.fast``), else
     (or with ``engine="reference"``) on the reference engine.
 
-    With ``check``, a compiled run streams its rate changes into the validator and returns the
-    :class:`~coflowopt.ValidSchedule`; a reference run returns its stored
-    :class:`~coflowopt.Schedule` either way (validate it).  ``meta`` is merged into the result's
-    ``meta``.
+    A compiled run streams its rate changes into the validator when ``sink`` streams; a
+    reference run stores its schedule either way (the caller validates it).  ``meta`` is merged
+    into the outcome's ``meta``.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    sink = sink or RateSink.store()
     spec = policy.fast(instance) if engine == "fast" and hasattr(policy, "fast") else None
     if spec is not None:
-        out = fast_simulate(instance, spec, check=check, progress=progress)
+        out = fast_simulate(instance, spec, check=sink.check, progress=progress)
     else:
         out = simulate(instance, policy, progress=progress)
         out.meta["engine"] = "reference"
-    out.meta.update(meta or {})
-    return out
+    return sink.outcome(out, meta=meta)
 
 
 def order_schedule(instance: Instance, order: Sequence[int] | np.ndarray | None = None, *,
@@ -255,7 +255,10 @@ def order_schedule(instance: Instance, order: Sequence[int] | np.ndarray | None 
     served in that order by ``allocation``: ``"greedy"`` (order-preserving, work-conserving:
     each flow in turn takes ``min(free ingress, free egress)``; compiled engine) or ``"madd"``
     (each coflow at the MADD rates ``remaining / Gamma`` of what the ones before it left;
-    reference engine).  ``check``, ``progress``: see :func:`run_policy`.
+    reference engine).  ``check``: stream the rate changes into the validator with this
+    tolerance and return the :class:`~coflowopt.ValidSchedule` (compiled engine; a reference run
+    returns its stored :class:`~coflowopt.Schedule` to validate); ``progress(done, total)``
+    hears how far the run is.
     """
     given = [x is not None for x in (order, priority, rerank, key)]
     if sum(given) != 1:
@@ -265,8 +268,9 @@ def order_schedule(instance: Instance, order: Sequence[int] | np.ndarray | None 
     if rerank is not None or key is not None:
         policy: OrderPolicy = (RerankPolicy(rerank, allocation, clairvoyant) if key is None
                                else KeyPolicy(key, allocation, clairvoyant))
-        return run_policy(instance, policy, engine=engine, check=check, meta=meta,
-                          progress=progress)
+        out = run_policy(instance, policy, _sink(check), engine=engine, meta=meta,
+                         progress=progress)
+        return out.valid if out.streamed else out.schedule
     if order is not None:
         o = np.asarray(order, dtype=np.int64).ravel()
         if o.size != n or not np.array_equal(np.sort(o), np.arange(n)):
@@ -279,5 +283,10 @@ def order_schedule(instance: Instance, order: Sequence[int] | np.ndarray | None 
         if key.size != n or not np.all(np.isfinite(key)):
             raise ValueError(f"order_schedule: priority needs {n} finite numbers, one per "
                              f"coflow, got {key.size}")
-    return run_policy(instance, StaticOrderPolicy(key, allocation), engine=engine, check=check,
-                      meta=meta, progress=progress)
+    out = run_policy(instance, StaticOrderPolicy(key, allocation), _sink(check), engine=engine,
+                     meta=meta, progress=progress)
+    return out.valid if out.streamed else out.schedule
+
+
+def _sink(check: Tolerance | None) -> RateSink:
+    return RateSink.store() if check is None else RateSink.streaming(check)

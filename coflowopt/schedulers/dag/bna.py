@@ -34,7 +34,6 @@ import numpy as np
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.params import Params
-from coflowopt.schedule import Schedule
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
     emit_segments,
@@ -44,7 +43,7 @@ from coflowopt.schedulers.dag.slots import (
     timed_segments,
     uniform_fabric_refusal,
 )
-from coflowopt.validate import Tolerance, ValidSchedule
+from coflowopt.sim.sink import Outcome, RateSink
 
 __all__ = [
     "AUTO_MAXWEIGHT_PORTS",
@@ -519,8 +518,8 @@ def sequential_order(instance: Instance) -> np.ndarray:
     return np.lexsort((topo_pos, est))
 
 
-def run_bna(instance: Instance, params: BNAParams, *, seed: Any = None,
-            check: Tolerance | None = None, progress: Any = None) -> Schedule | ValidSchedule:
+def run_bna(instance: Instance, params: BNAParams, sink: RateSink, *, seed: Any = None,
+            progress: Any = None) -> Outcome:
     """BNA one coflow at a time: coflows in order of earliest possible start, then topological
     position (:func:`sequential_order`); each runs alone in its ``eff`` slots (slots of
     ``quantum / c``), starting when the previous one, its release and its predecessors are
@@ -556,7 +555,7 @@ def run_bna(instance: Instance, params: BNAParams, *, seed: Any = None,
     meta = {"scheduler": "bna", "params": {"rule": params.rule, "quantum": q},
             "slot_length": slot_length(instance, q)}
     return emit_segments(instance, _cat(fs, _I64), _cat(t0s, float), _cat(t1s, float),
-                         check=check, meta=meta)
+                         sink=sink, meta=meta)
 
 
 def _cat(xs: list[np.ndarray], dtype: Any) -> np.ndarray:

@@ -39,7 +39,6 @@ import numpy as np
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.params import Params
-from coflowopt.schedule import Schedule
 from coflowopt.schedulers.dag.bna import bna_items, bna_plan, resolve_runs_hk
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
@@ -51,7 +50,7 @@ from coflowopt.schedulers.dag.slots import (
     slot_length,
     uniform_fabric_refusal,
 )
-from coflowopt.validate import Tolerance, ValidSchedule
+from coflowopt.sim.sink import Outcome, RateSink
 
 __all__ = [
     "DMAParams",
@@ -335,8 +334,8 @@ def supports_dma(instance: Instance) -> str | None:
             or release_refusal(instance, "dma", "gdm"))
 
 
-def run_dma(instance: Instance, params: DMAParams, *, seed: Any = None,
-            check: Tolerance | None = None, progress: Any = None) -> Schedule | ValidSchedule:
+def run_dma(instance: Instance, params: DMAParams, sink: RateSink, *, seed: Any = None,
+            progress: Any = None) -> Outcome:
     """DMA of all jobs from time 0 (:func:`dma_plan`), executed real-first; ``seed`` draws the
     delays.  Refuses an instance with a positive release (:func:`supports_dma`)."""
     why = supports_dma(instance)
@@ -351,7 +350,7 @@ def run_dma(instance: Instance, params: DMAParams, *, seed: Any = None,
             "slot_length": slot_length(instance, p.quantum), "slots": plan.makespan}
     box = [plan]  # handed over: run_plan frees the plan once it has its segments
     del plan
-    return run_plan(instance, box.pop(), quantum=p.quantum, check=check, meta=meta)
+    return run_plan(instance, box.pop(), quantum=p.quantum, sink=sink, meta=meta)
 
 
 # -- compiled sweeps of delay_and_merge ---------------------------------------------------------

@@ -40,7 +40,6 @@ import numpy as np
 from coflowopt.lp import JobOrderResult, primal_dual_job_order
 from coflowopt.model import Instance
 from coflowopt.params import Params
-from coflowopt.schedule import Schedule
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
     run_plan,
@@ -48,7 +47,7 @@ from coflowopt.schedulers.dag.slots import (
     slot_length,
     uniform_fabric_refusal,
 )
-from coflowopt.validate import Tolerance, ValidSchedule
+from coflowopt.sim.sink import Outcome, RateSink
 
 __all__ = [
     "GDMGroups",
@@ -366,8 +365,8 @@ def _meta(name: str, params: GDMParams, g: GDMGroups, starts: np.ndarray) -> dic
             "group_starts": starts.tolist()}
 
 
-def _run(name: str, instance: Instance, params: GDMParams, seed: Any, check: Tolerance | None,
-         rooted: bool, bf: bool) -> Schedule | ValidSchedule:
+def _run(name: str, instance: Instance, params: GDMParams, seed: Any, sink: RateSink,
+         rooted: bool, bf: bool) -> Outcome:
     why = gdm_rt_supports(instance) if rooted else gdm_supports(instance)
     if why is not None:
         raise ValueError(f"{name} cannot run this instance: {why}")
@@ -387,31 +386,28 @@ def _run(name: str, instance: Instance, params: GDMParams, seed: Any, check: Tol
                             slot_demand(instance, params.quantum),
                             release_slots(instance, params.quantum)))
     meta["makespan_slots"] = box[0].makespan
-    return run_plan(instance, box.pop(), quantum=params.quantum, check=check, meta=meta)
+    return run_plan(instance, box.pop(), quantum=params.quantum, sink=sink, meta=meta)
 
 
-def run_gdm(instance: Instance, params: GDMParams, *, seed: Any = None,
-            check: Tolerance | None = None, progress: Any = None) -> Schedule | ValidSchedule:
+def run_gdm(instance: Instance, params: GDMParams, sink: RateSink, *, seed: Any = None,
+            progress: Any = None) -> Outcome:
     """G-DM (Algorithm 4): primal-dual job order, geometric grouping, DMA per group."""
-    return _run("gdm", instance, params, seed, check, rooted=False, bf=False)
+    return _run("gdm", instance, params, seed, sink, rooted=False, bf=False)
 
 
-def run_gdm_rt(instance: Instance, params: GDMRTParams, *, seed: Any = None,
-               check: Tolerance | None = None, progress: Any = None
-               ) -> Schedule | ValidSchedule:
+def run_gdm_rt(instance: Instance, params: GDMRTParams, sink: RateSink, *, seed: Any = None,
+               progress: Any = None) -> Outcome:
     """G-DM-RT (spec 6.4): G-DM with DMA-RT per group; rooted-tree jobs only."""
-    return _run("gdm-rt", instance, params, seed, check, rooted=True, bf=False)
+    return _run("gdm-rt", instance, params, seed, sink, rooted=True, bf=False)
 
 
-def run_gdm_bf(instance: Instance, params: GDMParams, *, seed: Any = None,
-               check: Tolerance | None = None, progress: Any = None
-               ) -> Schedule | ValidSchedule:
+def run_gdm_bf(instance: Instance, params: GDMParams, sink: RateSink, *, seed: Any = None,
+               progress: Any = None) -> Outcome:
     """G-DM-BF: G-DM's plan with the backfilling rule of spec 6.5 ([R]/[P])."""
-    return _run("gdm-bf", instance, params, seed, check, rooted=False, bf=True)
+    return _run("gdm-bf", instance, params, seed, sink, rooted=False, bf=True)
 
 
-def run_gdm_rt_bf(instance: Instance, params: GDMRTParams, *, seed: Any = None,
-                  check: Tolerance | None = None, progress: Any = None
-                  ) -> Schedule | ValidSchedule:
+def run_gdm_rt_bf(instance: Instance, params: GDMRTParams, sink: RateSink, *, seed: Any = None,
+                  progress: Any = None) -> Outcome:
     """G-DM-RT-BF: G-DM-RT's plan with the backfilling rule of spec 6.5 ([R]/[P])."""
-    return _run("gdm-rt-bf", instance, params, seed, check, rooted=True, bf=True)
+    return _run("gdm-rt-bf", instance, params, seed, sink, rooted=True, bf=True)

@@ -41,7 +41,6 @@ from coflowopt.lp import LPBound, tian_lp
 from coflowopt.lp.model import SolveParams
 from coflowopt.model import Instance
 from coflowopt.params import Params
-from coflowopt.schedule import Schedule
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
     run_plan,
@@ -50,7 +49,7 @@ from coflowopt.schedulers.dag.slots import (
 )
 from coflowopt.schedulers.lp_phases import Phases, value_above
 from coflowopt.schedulers.registry import SolverStopped
-from coflowopt.validate import Tolerance, ValidSchedule
+from coflowopt.sim.sink import Outcome, RateSink
 
 __all__ = ["OMLPError", "OMLPParams", "om_lp_plan", "om_lp_supports", "run_om_lp"]
 
@@ -165,9 +164,8 @@ def om_lp_plan(instance: Instance, order: np.ndarray, demand: np.ndarray,
     return SlotPlan.concat(plans), starts
 
 
-def run_om_lp(instance: Instance, params: OMLPParams, *, seed: Any = None,
-              check: Tolerance | None = None, progress: Any = None
-              ) -> Schedule | ValidSchedule:
+def run_om_lp(instance: Instance, params: OMLPParams, sink: RateSink, *, seed: Any = None,
+              progress: Any = None) -> Outcome:
     """Tian et al.'s ``O(m)`` baseline: their LP, coflows one at a time in LP order by BNA
     (with ``backfill``: then the rule of spec 6.5).  Deterministic (``seed`` unused)."""
     from coflowopt.schedulers.dag.gdm import release_slots
@@ -192,4 +190,4 @@ def run_om_lp(instance: Instance, params: OMLPParams, *, seed: Any = None,
         rank[np.asarray(lp.order, dtype=_I64)] = np.arange(instance.n_coflows)
         plan = backfill(instance, plan, rank, demand, rel)
     meta["makespan_slots"] = plan.makespan
-    return run_plan(instance, plan, quantum=params.quantum, check=check, meta=meta)
+    return run_plan(instance, plan, quantum=params.quantum, sink=sink, meta=meta)

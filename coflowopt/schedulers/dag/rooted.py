@@ -42,7 +42,6 @@ import numpy as np
 
 from coflowopt.model import Instance, topological_order
 from coflowopt.params import Params
-from coflowopt.schedule import Schedule
 from coflowopt.schedulers.dag.bna import bna_items, bna_plan, merge_pieces
 from coflowopt.schedulers.dag.dma import (
     NO_W,
@@ -65,7 +64,7 @@ from coflowopt.schedulers.dag.slots import (
     slot_length,
     uniform_fabric_refusal,
 )
-from coflowopt.validate import Tolerance, ValidSchedule
+from coflowopt.sim.sink import Outcome, RateSink
 from coflowopt.workloads.dags import is_rooted_tree, job_graph
 
 __all__ = [
@@ -414,9 +413,8 @@ def supports_dma_rt(instance: Instance) -> str | None:
     return release_refusal(instance, "dma-rt", "gdm-rt")
 
 
-def run_dma_srt(instance: Instance, params: DMASRTParams, *, seed: Any = None,
-                check: Tolerance | None = None, progress: Any = None
-                ) -> Schedule | ValidSchedule:
+def run_dma_srt(instance: Instance, params: DMASRTParams, sink: RateSink, *, seed: Any = None,
+                progress: Any = None) -> Outcome:
     """DMA-SRT of the instance's one rooted-tree job from time 0 (:func:`dma_srt_plan`);
     ``seed`` draws the path delays."""
     why = supports_dma_srt(instance)
@@ -431,12 +429,11 @@ def run_dma_srt(instance: Instance, params: DMASRTParams, *, seed: Any = None,
             "slot_length": slot_length(instance, p.quantum), "slots": plan.makespan}
     box = [plan]  # handed over: run_plan frees the plan once it has its segments
     del plan
-    return run_plan(instance, box.pop(), quantum=p.quantum, check=check, meta=meta)
+    return run_plan(instance, box.pop(), quantum=p.quantum, sink=sink, meta=meta)
 
 
-def run_dma_rt(instance: Instance, params: DMARTParams, *, seed: Any = None,
-               check: Tolerance | None = None, progress: Any = None
-               ) -> Schedule | ValidSchedule:
+def run_dma_rt(instance: Instance, params: DMARTParams, sink: RateSink, *, seed: Any = None,
+               progress: Any = None) -> Outcome:
     """DMA-RT of all jobs (rooted trees) from time 0 (:func:`dma_rt_plan`); ``seed`` draws
     the path delays and the job delays."""
     why = supports_dma_rt(instance)
@@ -451,4 +448,4 @@ def run_dma_rt(instance: Instance, params: DMARTParams, *, seed: Any = None,
             "slot_length": slot_length(instance, p.quantum), "slots": plan.makespan}
     box = [plan]  # handed over: run_plan frees the plan once it has its segments
     del plan
-    return run_plan(instance, box.pop(), quantum=p.quantum, check=check, meta=meta)
+    return run_plan(instance, box.pop(), quantum=p.quantum, sink=sink, meta=meta)

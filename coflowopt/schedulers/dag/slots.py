@@ -26,7 +26,8 @@ import numpy as np
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
-from coflowopt.validate import StreamValidator, Tolerance, ValidSchedule, stream_consume
+from coflowopt.sim.sink import Outcome, RateSink
+from coflowopt.validate import StreamValidator, stream_consume
 
 __all__ = [
     "SlotPlan",
@@ -222,14 +223,14 @@ def timed_segments(instance: Instance, plan: SlotPlan, quantum: float = 1.0,
 
 def _stream(instance: Instance, bps: np.ndarray, flow: np.ndarray,
             ends: tuple[np.ndarray, np.ndarray], starts: tuple[np.ndarray, np.ndarray],
-            check: Tolerance, meta: dict | None) -> ValidSchedule:
+            sink: RateSink, meta: dict | None) -> Outcome:
     """Segments ``flow[i]`` at the port rate, bucketed by their end and start breakpoint
     (:func:`counting_sort`), into a :class:`~coflowopt.validate.StreamValidator` in time order (at
     one breakpoint the ends before the starts, each in segment order), a buffer at a time:
     no array of all the changes is built."""
     c = float(instance.fabric.capacity_in[0])
     K = int(bps.size)
-    sv = StreamValidator(instance, check)
+    sv = StreamValidator(instance, sink.check)
     buf_i, buf_d = np.empty((3, _BUF), np.int32), np.empty(_BUF)
     k, j = 0, 0
     while True:
@@ -239,15 +240,16 @@ def _stream(instance: Instance, bps: np.ndarray, flow: np.ndarray,
             sv.finish(bps, n, buffer=(buf_i, buf_d))
             break
         stream_consume(sv.state, buf_i, buf_d, n, bps)
-    return sv.result(meta)
+    return sink.outcome(sv.result(meta))
 
 
 def emit_segments(instance: Instance, flow: np.ndarray, t0: np.ndarray, t1: np.ndarray, *,
-                  origin: float = 0.0, check: Tolerance | None = None,
-                  meta: dict | None = None) -> Schedule | ValidSchedule:
-    """Timed segments at the port rate (no two of one flow overlapping) as a
-    :class:`~coflowopt.Schedule`, or, with ``check``, streamed into a
-    :class:`coflowopt.validate.StreamValidator` (the :class:`~coflowopt.ValidSchedule`)."""
+                  origin: float = 0.0, sink: RateSink | None = None,
+                  meta: dict | None = None) -> Outcome:
+    """Timed segments at the port rate (no two of one flow overlapping) into ``sink``: stored
+    as a :class:`~coflowopt.Schedule`, or streamed into a
+    :class:`coflowopt.validate.StreamValidator` when the sink streams."""
+    sink = sink or RateSink.store()
     c = float(instance.fabric.capacity_in[0])
     flow = np.asarray(flow, dtype=_I64)
     n = flow.size
@@ -257,10 +259,11 @@ def emit_segments(instance: Instance, flow: np.ndarray, t0: np.ndarray, t1: np.n
         first, last = np.searchsorted(bps, t0), np.searchsorted(bps, t1)
     else:
         bps, first, last = np.array([float(origin)]), np.zeros(0, _I64), np.zeros(0, _I64)
-    if check is None:
-        return Schedule.from_segments(bps, flow, np.full(n, c), first, last, meta=meta)
+    if not sink.stream:
+        return sink.outcome(Schedule.from_segments(bps, flow, np.full(n, c), first, last,
+                                                   meta=meta))
     return _stream(instance, bps, flow, counting_sort(last, bps.size),
-                   counting_sort(first, bps.size), check, meta)
+                   counting_sort(first, bps.size), sink, meta)
 
 
 def plan_to_schedule(instance: Instance, plan: SlotPlan, *, quantum: float = 1.0,
@@ -270,25 +273,22 @@ def plan_to_schedule(instance: Instance, plan: SlotPlan, *, quantum: float = 1.0
     rate ``c``, each flow's last piece cut short at its real volume; consecutive pieces of one
     flow form one segment, so breakpoints lie only where some rate changes."""
     f, t0, t1 = timed_segments(instance, plan, quantum, origin)
-    out = emit_segments(instance, f, t0, t1, origin=origin, meta=meta)
-    assert isinstance(out, Schedule)
-    return out
+    return emit_segments(instance, f, t0, t1, origin=origin, meta=meta).schedule
 
 
 def run_plan(instance: Instance, plan: SlotPlan, *, quantum: float = 1.0, origin: float = 0.0,
-             check: Tolerance | None = None, meta: dict | None = None
-             ) -> Schedule | ValidSchedule:
-    """Execute ``plan`` real-first (:func:`plan_to_schedule`).  With ``check``: stream its
-    rate changes into a :class:`coflowopt.validate.StreamValidator` and return the
-    :class:`~coflowopt.ValidSchedule` without storing the schedule; without: the
-    :class:`~coflowopt.Schedule`.
+             sink: RateSink | None = None, meta: dict | None = None) -> Outcome:
+    """Execute ``plan`` real-first (:func:`plan_to_schedule`) into ``sink``: when it streams,
+    the rate changes go into a :class:`coflowopt.validate.StreamValidator` without the
+    schedule being stored; else the :class:`~coflowopt.Schedule` is stored.
 
     The streamed form keeps memory to a few words per segment: the breakpoints come from the
     slots used (a mask over the slots) and the cut ends, breakpoint indices are looked up a
     chunk at a time, and the changes are ordered by counting sort, never as one array."""
-    if check is None or not plan.flow.size:
+    sink = sink or RateSink.store()
+    if not sink.stream or not plan.flow.size:
         f, t0, t1 = timed_segments(instance, plan, quantum, origin)
-        return emit_segments(instance, f, t0, t1, origin=origin, check=check, meta=meta)
+        return emit_segments(instance, f, t0, t1, origin=origin, sink=sink, meta=meta)
     _check_plan(instance, plan)
     c = float(instance.fabric.capacity_in[0])
     dt = float(quantum) / c
@@ -318,7 +318,7 @@ def run_plan(instance: Instance, plan: SlotPlan, *, quantum: float = 1.0, origin
         del k_s
         ends = counting_sort(k_e, bps.size)
         del k_e
-        return _stream(instance, bps, f, ends, starts, check, meta)
+        return _stream(instance, bps, f, ends, starts, sink, meta)
     f, s, e, full, need = _segments(instance, plan, quantum)
     del plan  # freed here when the caller handed over its only reference
     cut = np.flatnonzero(~full)
@@ -349,7 +349,7 @@ def run_plan(instance: Instance, plan: SlotPlan, *, quantum: float = 1.0, origin
     del k_s
     ends = counting_sort(k_e, bps.size)
     del k_e
-    return _stream(instance, bps, f, ends, starts, check, meta)
+    return _stream(instance, bps, f, ends, starts, sink, meta)
 
 
 # -- compiled helpers ---------------------------------------------------------------------------

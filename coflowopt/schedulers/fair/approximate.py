@@ -47,7 +47,7 @@ from coflowopt.schedule import Schedule
 from coflowopt.schedulers.lp_phases import Phases, value_above
 from coflowopt.schedulers.registry import SolverStopped
 from coflowopt.sim.events import heap_pop, heap_push, iheap_pop, iheap_push, release_successors
-from coflowopt.validate import Tolerance, ValidSchedule
+from coflowopt.sim.sink import Outcome, RateSink
 
 __all__ = ["ApproximateParams", "LPNotSolved", "list_schedule", "run_approximate"]
 
@@ -256,9 +256,8 @@ def list_schedule(instance: Instance, order: Any) -> Schedule:
     return Schedule.from_segments(bps, run, rate[run], first, last)
 
 
-def run_approximate(instance: Instance, params: ApproximateParams, *, seed: Any = None,
-                    check: Tolerance | None = None, progress: Any = None
-                    ) -> Schedule | ValidSchedule:
+def run_approximate(instance: Instance, params: ApproximateParams, sink: RateSink, *,
+                    seed: Any = None, progress: Any = None) -> Outcome:
     """Shafiee-Ghaderi's "Approximate" (module docstring): the ordering LP's ``f_k``
     ascending, then non-preemptive list scheduling of flows at full port rate.
     Deterministic (``seed`` unused).  ``meta``: ``lp_value`` (a lower bound on
@@ -268,7 +267,7 @@ def run_approximate(instance: Instance, params: ApproximateParams, *, seed: Any 
     p = params
     inst = instance
     if inst.n_coflows == 0:
-        return Schedule.empty()
+        return sink.outcome(Schedule.empty())
     n = inst.n_coflows
     busy = np.union1d(inst.flow_src[inst.flow_volume > 0],
                       inst.flow_dst[inst.flow_volume > 0] + inst.ports).size
@@ -304,4 +303,4 @@ def run_approximate(instance: Instance, params: ApproximateParams, *, seed: Any 
                      "lp_f": lp.C, "order": lp.order,
                      "dag_order": "LP on the coflows ignoring Starts-After edges"
                      if inst.starts_after.size else None})
-    return out
+    return sink.outcome(out)

@@ -94,9 +94,9 @@ from coflowopt.orders import (
     mps_backward,
 )
 from coflowopt.params import Params
-from coflowopt.schedule import Schedule
 from coflowopt.schedulers.registry import NoFeasibleSchedule
-from coflowopt.validate import Tolerance, ValidSchedule
+from coflowopt.sim.sink import Outcome, RateSink
+from coflowopt.validate import ValidSchedule
 
 __all__ = [
     "CoFairParams",
@@ -504,9 +504,8 @@ def _fair_args(inst: Instance, D: np.ndarray, phi: np.ndarray) -> np.ndarray:
     return np.vstack([D, inst.release, inst.isolation_time, phi]).astype(np.float64)
 
 
-def run_cofair(instance: Instance, params: CoFairParams, *, seed: Any = None,
-               check: Tolerance | None = None, progress: Any = None
-               ) -> Schedule | ValidSchedule:
+def run_cofair(instance: Instance, params: CoFairParams, sink: RateSink, *, seed: Any = None,
+               progress: Any = None) -> Outcome:
     """CoFair: the sigma-order under slowdown deadlines with greedy order-preserving
     allocation.  Deterministic (``seed`` unused).  Offline, an ``E`` below ``E_MPS`` raises
     :class:`~coflowopt.NoFeasibleSchedule` before any simulation, and one the LP proves below
@@ -533,11 +532,11 @@ def run_cofair(instance: Instance, params: CoFairParams, *, seed: Any = None,
                 f"cofair: E = {E:.6g}: "
             raise NoFeasibleSchedule(head + str(exc).removeprefix("cofair: "),
                                      exc.where) from None
-        out = order_schedule(inst, sigma, engine=p.engine, check=check, progress=progress)
+        out = order_schedule(inst, sigma, engine=p.engine, check=sink.check, progress=progress)
         meta["fallbacks"] = 0
     elif p.engine == "reference":
         online = _Online(inst, D, ph, p.update)
-        out = order_schedule(inst, rerank=online, engine="reference", check=check,
+        out = order_schedule(inst, rerank=online, engine="reference", check=sink.check,
                              progress=progress)
         meta["fallbacks"] = online.fallbacks
         meta["orders"] = online.recomputations
@@ -553,7 +552,7 @@ def run_cofair(instance: Instance, params: CoFairParams, *, seed: Any = None,
                            scalars=[float(p.update == "pivot-port"), FEAS_RTOL],
                            scratch=np.zeros(inst.n_flows),
                            iscratch=np.zeros(inst.n_coflows, dtype=np.int64), stats=np.zeros(4))
-        out = fast_simulate(inst, pol, check=check, progress=progress)
+        out = fast_simulate(inst, pol, check=sink.check, progress=progress)
         meta["allocation"] = "greedy"
         meta["fallbacks"] = int(pol.stats[1])
         meta["orders"] = int(pol.stats[0])
@@ -561,9 +560,9 @@ def run_cofair(instance: Instance, params: CoFairParams, *, seed: Any = None,
             t_fb, act = float(pol.stats[2]), pol.iscratch[: int(pol.stats[3])]
             meta["first_fallback"] = {"t": t_fb, "why": _fallback_reason(
                 inst, act, pol.scratch, t_fb, D, p.update)}
-    meta.update(_slowdown_target(inst, out, E, e_mps, ph, p, check))
-    out.meta.update(meta)
-    return out
+    res = sink.outcome(out)
+    meta.update(_slowdown_target(inst, sink.validated(inst, res), E, e_mps, ph, p))
+    return res.with_meta(meta)
 
 
 def realised_max_slowdown(valid: ValidSchedule, phi: Any = None) -> float:
@@ -584,14 +583,10 @@ def _lp_variables(inst: Instance) -> int:
     return int(np.count_nonzero(inst.flow_volume > 0)) * (2 * inst.n_coflows + 1)
 
 
-def _slowdown_target(inst: Instance, out: Schedule | ValidSchedule, E: float, e_mps: float,
-                     ph: np.ndarray, p: CoFairParams, check: Tolerance | None
-                     ) -> dict[str, Any]:
+def _slowdown_target(inst: Instance, v: ValidSchedule, E: float, e_mps: float,
+                     ph: np.ndarray, p: CoFairParams) -> dict[str, Any]:
     """``slowdown_target_met``, ``max_slowdown`` (from the validated schedule) and, when the
     target is missed, whether any schedule meets it (module docstring, "Slowdown target")."""
-    from coflowopt.validate import validate
-
-    v = out if isinstance(out, ValidSchedule) else validate(inst, out, check or Tolerance())
     worst = realised_max_slowdown(v, ph)
     met = bool(worst <= E * (1 + TARGET_RTOL))
     res: dict[str, Any] = {"max_slowdown": worst, "slowdown_target_met": met}

@@ -39,11 +39,10 @@ import numpy as np
 
 from coflowopt.model import Instance
 from coflowopt.params import Params
-from coflowopt.schedule import Schedule
 from coflowopt.sim import allocate
 from coflowopt.sim.drive import run_policy
 from coflowopt.sim.engine import SimView
-from coflowopt.validate import Tolerance, ValidSchedule
+from coflowopt.sim.sink import Outcome, RateSink
 
 __all__ = ["IAOAParams", "IAOAPolicy", "run_iaoa"]
 
@@ -129,9 +128,8 @@ class IAOAPolicy:
         return self._job_weight[view.coflow_job[waiting]]
 
 
-def run_iaoa(instance: Instance, params: IAOAParams, *, seed: Any = None,
-             check: Tolerance | None = None, progress: Any = None
-             ) -> Schedule | ValidSchedule:
+def run_iaoa(instance: Instance, params: IAOAParams, sink: RateSink, *, seed: Any = None,
+             progress: Any = None) -> Outcome:
     """The IAOA *placeholder* (module docstring; not the paper's algorithm) on the reference
     engine.  Deterministic (``seed`` unused)."""
     pol = IAOAPolicy(params.level, instance.job_weight)
@@ -139,5 +137,4 @@ def run_iaoa(instance: Instance, params: IAOAParams, *, seed: Any = None,
             "note": "IAOA (placeholder, spec 8.3 [PROP]): not the paper's algorithm; never "
                     "report these numbers as IAOA's",
             "params": {"level": params.level}}
-    out = run_policy(instance, pol, engine="reference", meta=meta, progress=progress)
-    return out
+    return run_policy(instance, pol, sink, engine="reference", meta=meta, progress=progress)

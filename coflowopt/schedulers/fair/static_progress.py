@@ -30,9 +30,9 @@ Clairvoyant (it reads remaining volumes).  Two engines with the same model and e
 (admissions at releases honouring Starts-After, every flow and coflow completion an event,
 rates recomputed at each): ``engine="fast"`` (default) the compiled kernel of
 :mod:`coflowopt.schedulers.fair.static_progress_kernel`, which streams its rate changes into
-the validator when the run service asks (``check``); ``engine="reference"`` the Python policy
-:class:`StaticProgressPolicy` on :func:`coflowopt.sim.engine.simulate` (one seed of the
-100-coflow synthetic workload did not finish there in 4 minutes).  ``meta["progress"]``: the
+the validator when the run service hands it a streaming sink; ``engine="reference"`` the
+Python policy :class:`StaticProgressPolicy` on :func:`coflowopt.sim.engine.simulate` (one seed
+of the 100-coflow synthetic workload did not finish there in 4 minutes).  ``meta["progress"]``: the
 ``(t, P)`` of every event.
 """
 
@@ -60,7 +60,8 @@ from coflowopt.sim.kernel import (
     run_kernel,
 )
 from coflowopt.sim.segstore import gather_segments
-from coflowopt.validate import StreamValidator, Tolerance, ValidSchedule, readonly
+from coflowopt.sim.sink import Outcome, RateSink
+from coflowopt.validate import StreamValidator, readonly
 
 __all__ = ["StaticProgressParams", "StaticProgressPolicy", "fast_static_progress",
            "guarantee_rates", "run_static_progress"]
@@ -142,15 +143,14 @@ class StaticProgressPolicy:
         return math.inf
 
 
-def fast_static_progress(instance: Instance, work_conserving: bool = True, *,
-                         check: Tolerance | None = None, progress: Progress | None = None
-                         ) -> Schedule | ValidSchedule:
+def fast_static_progress(instance: Instance, work_conserving: bool = True,
+                         sink: RateSink | None = None, *, progress: Progress | None = None
+                         ) -> Outcome:
     """The static-progress baseline on its compiled engine (module docstring; the kernel is
     :func:`coflowopt.schedulers.fair.static_progress_kernel.run_static_progress_kernel`).
-    ``check``: stream the rate changes into the validator and return the
-    :class:`~coflowopt.ValidSchedule` (nothing stored); else the stored
-    :class:`~coflowopt.Schedule`.  ``progress(done, total)`` in simulated time; Ctrl-C stops
-    the kernel (:func:`coflowopt.sim.kernel.run_kernel`)."""
+    A streaming ``sink`` gets the rate changes into the validator as they happen (nothing
+    stored); otherwise the schedule is stored.  ``progress(done, total)`` in simulated time;
+    Ctrl-C stops the kernel (:func:`coflowopt.sim.kernel.run_kernel`)."""
     from coflowopt.schedulers.fair.static_progress_kernel import run_static_progress_kernel
     from coflowopt.sim.engine import SimulationError
 
@@ -161,7 +161,8 @@ def fast_static_progress(instance: Instance, work_conserving: bool = True, *,
     # on pairs (their flows get the same increment)
     key = inst.flow_src.astype(np.int64) * m + inst.flow_dst
     pairs, fpair = np.unique(key, return_inverse=True)
-    stream = StreamValidator(inst, check or Tolerance(), empty=check is None,
+    sink = sink or RateSink.store()
+    stream = StreamValidator(inst, sink.check, empty=not sink.stream,
                              flow_of_row=np.arange(inst.n_flows))
     ctl = new_control(fluid_horizon(inst, t0), C)
     args = (np.array(inst.coflow_flows_ptr, dtype=np.int64),
@@ -172,7 +173,7 @@ def fast_static_progress(instance: Instance, work_conserving: bool = True, *,
             np.array(inst.fabric.capacity_out, dtype=np.float64),
             fpair.astype(np.int64).ravel(), (pairs // max(m, 1)).astype(np.int64),
             (m + pairs % max(m, 1)).astype(np.int64), bool(work_conserving), float(t0),
-            check is not None, stream.state, ctl)
+            sink.stream, stream.state, ctl)
     prepare(run_static_progress_kernel, *args)
     cb, units = progress_target(progress)
     bps, store, events, pt, pP, status = run_kernel(run_static_progress_kernel, *args,
@@ -182,29 +183,27 @@ def fast_static_progress(instance: Instance, work_conserving: bool = True, *,
                               "pending event")
     meta = {"events": int(events), "engine": "fast",
             "progress": np.column_stack([pt, pP]).reshape(-1, 2)}
-    if check is not None:
+    if sink.stream:
         stream.finish(bps, store[4], buffer=store[:2])
-        return stream.result(meta)
+        return sink.outcome(stream.result(meta))
     seg_i, seg_d = gather_segments(*store)
     del store
-    return Schedule.from_segments(bps, seg_i[0], seg_d, seg_i[1], seg_i[2], meta=meta)
+    return sink.outcome(Schedule.from_segments(bps, seg_i[0], seg_d, seg_i[1], seg_i[2],
+                                               meta=meta))
 
 
-def run_static_progress(instance: Instance, params: StaticProgressParams, *, seed: Any = None,
-                        check: Tolerance | None = None, progress: Any = None
-                        ) -> Schedule | ValidSchedule:
+def run_static_progress(instance: Instance, params: StaticProgressParams, sink: RateSink, *,
+                        seed: Any = None, progress: Any = None) -> Outcome:
     """The static-progress baseline (module docstring) on ``params.engine``.  Deterministic
-    (``seed`` unused).  The compiled engine returns the :class:`~coflowopt.ValidSchedule`
-    when ``check`` is given (streamed), else the stored :class:`~coflowopt.Schedule`; the
-    reference engine always the stored schedule."""
+    (``seed`` unused).  The compiled engine streams into a streaming ``sink``; the reference
+    engine always stores its schedule."""
     p = params
     meta = {"scheduler": "static-progress",
             "params": {"work_conserving": p.work_conserving, "engine": p.engine}}
     if p.engine == "fast":
-        out = fast_static_progress(instance, p.work_conserving, check=check, progress=progress)
-        out.meta.update(meta)
-        return out
+        return fast_static_progress(instance, p.work_conserving, sink,
+                                    progress=progress).with_meta(meta)
     pol = StaticProgressPolicy(p.work_conserving)
-    out = run_policy(instance, pol, engine="reference", meta=meta, progress=progress)
+    out = run_policy(instance, pol, sink, engine="reference", meta=meta, progress=progress)
     out.meta["progress"] = np.asarray(pol.trace, dtype=np.float64).reshape(-1, 2)
     return out

@@ -52,10 +52,10 @@ import numpy as np
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.params import Params
-from coflowopt.schedule import Schedule
 from coflowopt.sim.drive import order_schedule
 from coflowopt.sim.events import heap_pop, heap_push, release_successors
-from coflowopt.validate import Tolerance, ValidSchedule
+from coflowopt.sim.sink import Outcome, RateSink
+from coflowopt.validate import ValidSchedule
 
 __all__ = [
     "FairEmulation",
@@ -236,9 +236,8 @@ def isolation_violation(valid: ValidSchedule) -> np.ndarray:
     return valid.coflow_completion - np.asarray(cf, dtype=np.float64)
 
 
-def run_utopia(instance: Instance, params: UtopiaParams, *, seed: Any = None,
-               check: Tolerance | None = None, progress: Any = None
-               ) -> Schedule | ValidSchedule:
+def run_utopia(instance: Instance, params: UtopiaParams, sink: RateSink, *, seed: Any = None,
+               progress: Any = None) -> Outcome:
     """Utopia-like (reconstructed, [INF]): serve coflows in ascending fair completion time
     ``C_j^fair`` of the equal-progress emulation (:func:`fair_emulation`) with the
     order-preserving allocator.  Deterministic (``seed`` unused).  ``meta["c_fair"]`` holds
@@ -246,10 +245,10 @@ def run_utopia(instance: Instance, params: UtopiaParams, *, seed: Any = None,
     p = params
     em = fair_emulation(instance)
     out = order_schedule(instance, priority=em.c_fair, allocation=p.allocation,
-                         engine=p.engine, check=check, progress=progress)
+                         engine=p.engine, check=sink.check, progress=progress)
     max_tag = float(np.nanmax(em.tag)) if em.tag.size else 0.0
     out.meta.update({"scheduler": "utopia", "reconstructed": True,
                      "params": {"allocation": p.allocation, "engine": p.engine},
                      "c_fair": em.c_fair, "fair_events": em.events,
                      "fair_virtual_end": max_tag if math.isfinite(max_tag) else None})
-    return out
+    return sink.outcome(out)

@@ -57,14 +57,13 @@ import numpy as np
 
 from coflowopt.model import Instance
 from coflowopt.params import Params
-from coflowopt.schedule import Schedule
 from coflowopt.schedulers.learned.checkpoint import default_checkpoint_path, load_checkpoint
 from coflowopt.schedulers.learned.converter import policy_converter
 from coflowopt.schedulers.learned.features import DagState, job_batches
 from coflowopt.schedulers.learned.network import DeepWeaveConfig, forward
 from coflowopt.sim.drive import order_schedule
+from coflowopt.sim.sink import Outcome, RateSink
 from coflowopt.sim.stepper import Stepper
-from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = ["DeepWeaveParams", "deepweave_checkpoint_info", "deepweave_priorities",
            "deepweave_supports", "run_deepweave"]
@@ -164,8 +163,8 @@ def _priorities(instance: Instance, params: dict[str, np.ndarray], config: DeepW
 
 
 def _events_on_stepper(instance: Instance, params: dict[str, np.ndarray],
-                       config: DeepWeaveConfig, across: str, check: Tolerance | None,
-                       progress: Any) -> Schedule | ValidSchedule:
+                       config: DeepWeaveConfig, across: str, sink: RateSink,
+                       progress: Any) -> Outcome:
     """``rerank="events"`` on the compiled stepper: at every epoch, the ready coflows' jobs
     re-scored on the stepper's state and the ready coflows ranked by :func:`_order`."""
     inst = instance
@@ -183,9 +182,8 @@ def _events_on_stepper(instance: Instance, params: dict[str, np.ndarray],
         state = st.state
         if progress is not None:
             progress(int(np.count_nonzero(state.coflow_done)), inst.n_coflows)
-    out: Schedule | ValidSchedule = (st.schedule() if check is None else st.validate(check))
-    out.meta.update({"engine": "stepper", "steps": st.n_steps})
-    return out
+    out = st.validate(sink.check) if sink.stream else st.schedule()
+    return sink.outcome(out, meta={"engine": "stepper", "steps": st.n_steps})
 
 
 def _order(instance: Instance, priority: np.ndarray, coflows: np.ndarray, across: str
@@ -199,9 +197,8 @@ def _order(instance: Instance, priority: np.ndarray, coflows: np.ndarray, across
     return coflows[np.lexsort(keys)]
 
 
-def run_deepweave(instance: Instance, params: DeepWeaveParams, *, seed: Any = None,
-                  check: Tolerance | None = None, progress: Any = None
-                  ) -> Schedule | ValidSchedule:
+def run_deepweave(instance: Instance, params: DeepWeaveParams, sink: RateSink, *,
+                  seed: Any = None, progress: Any = None) -> Outcome:
     """DeepWeave: priorities per job DAG from the checkpoint's networks, then the greedy
     order-to-schedule path or the Policy Converter (module docstring).  Deterministic
     (``seed`` unused: evaluation is greedy)."""
@@ -216,13 +213,14 @@ def run_deepweave(instance: Instance, params: DeepWeaveParams, *, seed: Any = No
                        "rerank": p.rerank, "across": p.across, "engine": p.engine},
             "checkpoint": str(path), "trained": bool(meta["trained"])}
     if p.rerank == "events" and p.engine == "stepper":
-        out = _events_on_stepper(instance, weights, cfg, p.across, check, progress)
+        return _events_on_stepper(instance, weights, cfg, p.across, sink,
+                                  progress).with_meta(info)
     elif p.rerank == "events":
         def rerank(view: Any) -> np.ndarray:
             pri = deepweave_priorities(instance, weights, cfg, DagState.from_view(view))
             return _order(instance, pri, np.asarray(view.coflows, dtype=np.int64), p.across)
 
-        out = order_schedule(instance, rerank=rerank, engine="reference", check=check,
+        out = order_schedule(instance, rerank=rerank, engine="reference", check=sink.check,
                              progress=progress)
     else:
         pri = deepweave_priorities(instance, weights, cfg)
@@ -230,6 +228,5 @@ def run_deepweave(instance: Instance, params: DeepWeaveParams, *, seed: Any = No
         if p.converter == "aligned":
             out = policy_converter(instance, order=order, progress=progress)
         else:
-            out = order_schedule(instance, order=order, check=check, progress=progress)
-    out.meta.update(info)
-    return out
+            out = order_schedule(instance, order=order, check=sink.check, progress=progress)
+    return sink.outcome(out, meta=info)

@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from coflowopt.model import Instance
-from coflowopt.schedule import Schedule
 from coflowopt.schedulers.single.aalo import AaloParams, DCLASPolicy
 from coflowopt.sim.drive import run_policy
-from coflowopt.validate import Tolerance, ValidSchedule
+from coflowopt.sim.sink import Outcome, RateSink
 
 __all__ = ["ASEBFParams", "run_a_sebf"]
 
@@ -24,11 +23,10 @@ class ASEBFParams(AaloParams):
     per: Literal["receiver", "flow"] = "receiver"
 
 
-def run_a_sebf(instance: Instance, params: ASEBFParams, *, seed: Any = None,
-               check: Tolerance | None = None, progress: Any = None
-        ) -> Schedule | ValidSchedule:
+def run_a_sebf(instance: Instance, params: ASEBFParams, sink: RateSink, *, seed: Any = None,
+               progress: Any = None) -> Outcome:
     """A-SEBF: D-CLAS on bytes sent per receiver port.  Deterministic."""
     kw = params.policy_args()
     meta = {"scheduler": "a-sebf", "params": kw}
-    return run_policy(instance, DCLASPolicy(**kw), engine=params.engine, check=check,
-                      meta=meta, progress=progress)
+    return run_policy(instance, DCLASPolicy(**kw), sink, engine=params.engine, meta=meta,
+                      progress=progress)

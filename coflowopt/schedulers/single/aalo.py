@@ -14,12 +14,11 @@ import numpy as np
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.params import Params
-from coflowopt.schedule import Schedule
 from coflowopt.sim import allocate
 from coflowopt.sim.drive import run_policy
 from coflowopt.sim.engine import SimView
 from coflowopt.sim.policy import EnginePolicy, builtin_key
-from coflowopt.validate import Tolerance, ValidSchedule
+from coflowopt.sim.sink import Outcome, RateSink
 
 __all__ = ["AaloParams", "DCLASPolicy", "dclas_key", "run_aalo"]
 
@@ -190,11 +189,10 @@ class DCLASPolicy:
         return view.t + float(np.min(np.maximum(gap[pos], 0.0) / rate[pos]))
 
 
-def run_aalo(instance: Instance, params: AaloParams, *, seed: Any = None,
-             check: Tolerance | None = None, progress: Any = None
-        ) -> Schedule | ValidSchedule:
+def run_aalo(instance: Instance, params: AaloParams, sink: RateSink, *, seed: Any = None,
+             progress: Any = None) -> Outcome:
     """Aalo's D-CLAS (``per="coflow"``: bytes sent by the whole coflow).  Deterministic."""
     kw = params.policy_args()
     meta = {"scheduler": "aalo", "params": kw}
-    return run_policy(instance, DCLASPolicy(per="coflow", **kw), engine=params.engine,
-                      check=check, meta=meta, progress=progress)
+    return run_policy(instance, DCLASPolicy(per="coflow", **kw), sink, engine=params.engine,
+                      meta=meta, progress=progress)

@@ -9,12 +9,11 @@ from typing import Any, Literal
 
 from coflowopt.model import Instance
 from coflowopt.params import Params
-from coflowopt.schedule import Schedule
 from coflowopt.sim import allocate
 from coflowopt.sim.drive import run_policy
 from coflowopt.sim.engine import SimView
 from coflowopt.sim.fastfair import fast_fair
-from coflowopt.validate import Tolerance, ValidSchedule
+from coflowopt.sim.sink import Outcome, RateSink
 
 __all__ = ["FairParams", "FairPolicy", "run_fair"]
 
@@ -40,14 +39,12 @@ class FairPolicy:
         return math.inf
 
 
-def run_fair(instance: Instance, params: FairParams, *, seed: Any = None,
-             check: Tolerance | None = None, progress: Any = None
-        ) -> Schedule | ValidSchedule:
+def run_fair(instance: Instance, params: FairParams, sink: RateSink, *, seed: Any = None,
+             progress: Any = None) -> Outcome:
     """Per-flow max-min fair sharing of every port, recomputed at every arrival and flow
     completion."""
     meta = {"scheduler": "fair", "params": {}}
     if params.engine == "fast":
-        out = fast_fair(instance, check=check, progress=progress)
-        out.meta.update(meta)
-        return out
-    return run_policy(instance, FairPolicy(), engine="reference", meta=meta, progress=progress)
+        return sink.outcome(fast_fair(instance, check=sink.check, progress=progress), meta=meta)
+    return run_policy(instance, FairPolicy(), sink, engine="reference", meta=meta,
+                      progress=progress)

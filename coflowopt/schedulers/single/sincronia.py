@@ -14,11 +14,10 @@ from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.orders import bssi, bssi_order, port_loads
 from coflowopt.params import Params
-from coflowopt.schedule import Schedule
 from coflowopt.sim.drive import OrderPolicy, run_policy
 from coflowopt.sim.engine import SimView
 from coflowopt.sim.policy import EnginePolicy, builtin_rank
-from coflowopt.validate import Tolerance, ValidSchedule
+from coflowopt.sim.sink import Outcome, RateSink
 
 __all__ = ["SincroniaParams", "SincroniaPolicy", "bssi_rank", "run_sincronia"]
 
@@ -116,12 +115,11 @@ class SincroniaPolicy(OrderPolicy):
         return c[bssi(loads, view.coflow_weight[c], cap)]
 
 
-def run_sincronia(instance: Instance, params: SincroniaParams, *, seed: Any = None,
-                  check: Tolerance | None = None, progress: Any = None
-        ) -> Schedule | ValidSchedule:
+def run_sincronia(instance: Instance, params: SincroniaParams, sink: RateSink, *,
+                  seed: Any = None, progress: Any = None) -> Outcome:
     """Sincronia: BSSI ordering with greedy order-preserving allocation.  Deterministic
     (``seed`` unused).  The factor 4 holds offline with all releases 0."""
     p = params
     meta = {"scheduler": "sincronia", "params": {"mode": p.mode, "split": p.split}}
-    return run_policy(instance, SincroniaPolicy(p.mode, p.split), engine=p.engine, check=check,
+    return run_policy(instance, SincroniaPolicy(p.mode, p.split), sink, engine=p.engine,
                       meta=meta, progress=progress)

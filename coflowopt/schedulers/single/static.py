@@ -12,9 +12,8 @@ from typing import Any, Literal
 from coflowopt.model import Instance
 from coflowopt.orders import STATIC_KEYS
 from coflowopt.params import Params
-from coflowopt.schedule import Schedule
 from coflowopt.sim.drive import StaticOrderPolicy, run_policy
-from coflowopt.validate import Tolerance, ValidSchedule
+from coflowopt.sim.sink import Outcome, RateSink
 
 __all__ = ["StaticParams", "run_fifo", "run_lcf", "run_ncf", "run_scf", "run_static"]
 
@@ -29,41 +28,35 @@ class StaticParams(Params):
     engine: Literal["fast", "reference"] = "fast"
 
 
-def run_static(instance: Instance, name: str, params: StaticParams,
-               check: Tolerance | None = None, progress: Any = None
-               ) -> Schedule | ValidSchedule:
+def run_static(instance: Instance, name: str, params: StaticParams, sink: RateSink,
+               progress: Any = None) -> Outcome:
     """The static order ``name`` (a key of :data:`~coflowopt.orders.STATIC_KEYS`); ties by
     admission time, then position."""
     p = params
     policy = StaticOrderPolicy(STATIC_KEYS[name], p.allocation, p.split)
     meta = {"scheduler": name, "params": {"allocation": p.allocation, "split": p.split}}
-    return run_policy(instance, policy, engine=p.engine, check=check, meta=meta,
-                      progress=progress)
+    return run_policy(instance, policy, sink, engine=p.engine, meta=meta, progress=progress)
 
 
-def run_fifo(instance: Instance, params: StaticParams, *, seed: Any = None,
-             check: Tolerance | None = None, progress: Any = None
-             ) -> Schedule | ValidSchedule:
+def run_fifo(instance: Instance, params: StaticParams, sink: RateSink, *,
+            seed: Any = None, progress: Any = None) -> Outcome:
     """FIFO by admission time (ties by position)."""
-    return run_static(instance, "fifo", params, check, progress)
+    return run_static(instance, "fifo", params, sink, progress)
 
 
-def run_scf(instance: Instance, params: StaticParams, *, seed: Any = None,
-            check: Tolerance | None = None, progress: Any = None
-             ) -> Schedule | ValidSchedule:
+def run_scf(instance: Instance, params: StaticParams, sink: RateSink, *,
+           seed: Any = None, progress: Any = None) -> Outcome:
     """Shortest-coflow-first: smallest length (largest flow volume) first."""
-    return run_static(instance, "scf", params, check, progress)
+    return run_static(instance, "scf", params, sink, progress)
 
 
-def run_ncf(instance: Instance, params: StaticParams, *, seed: Any = None,
-            check: Tolerance | None = None, progress: Any = None
-             ) -> Schedule | ValidSchedule:
+def run_ncf(instance: Instance, params: StaticParams, sink: RateSink, *,
+           seed: Any = None, progress: Any = None) -> Outcome:
     """Narrowest-coflow-first: fewest flows first."""
-    return run_static(instance, "ncf", params, check, progress)
+    return run_static(instance, "ncf", params, sink, progress)
 
 
-def run_lcf(instance: Instance, params: StaticParams, *, seed: Any = None,
-            check: Tolerance | None = None, progress: Any = None
-             ) -> Schedule | ValidSchedule:
+def run_lcf(instance: Instance, params: StaticParams, sink: RateSink, *,
+           seed: Any = None, progress: Any = None) -> Outcome:
     """Lightest-coflow-first: smallest total volume ``V_j`` first."""
-    return run_static(instance, "lcf", params, check, progress)
+    return run_static(instance, "lcf", params, sink, progress)

@@ -14,13 +14,12 @@ from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.orders import port_loads, sebf_gamma
 from coflowopt.params import Params
-from coflowopt.schedule import Schedule
 from coflowopt.sim import allocate
 from coflowopt.sim.drive import OrderPolicy, run_policy
 from coflowopt.sim.engine import SimView
 from coflowopt.sim.fast import fast_simulate
 from coflowopt.sim.policy import EnginePolicy, builtin_key
-from coflowopt.validate import Tolerance, ValidSchedule
+from coflowopt.sim.sink import Outcome, RateSink
 
 __all__ = ["VarysDeadlinePolicy", "VarysParams", "VarysPolicy", "run_varys", "sebf_key",
            "varys_engine_policy"]
@@ -201,27 +200,25 @@ class VarysDeadlinePolicy:
         return math.inf
 
 
-def run_varys(instance: Instance, params: VarysParams, *, seed: Any = None,
-              check: Tolerance | None = None, progress: Any = None
-        ) -> Schedule | ValidSchedule:
+def run_varys(instance: Instance, params: VarysParams, sink: RateSink, *, seed: Any = None,
+              progress: Any = None) -> Outcome:
     """Varys: smallest effective bottleneck first, MADD rates, backfill.  Deterministic
     (``seed`` unused).  ``deadlines=True``: the deadline admission mode
     (:class:`VarysDeadlinePolicy`, job deadlines of the instance)."""
     p = params
     if not p.refill:
-        out = fast_simulate(instance, varys_engine_policy(instance), refill=False, check=check,
-                            progress=progress)
-        out.meta.update({"scheduler": "varys", "params": {"refill": False}})
-        return out
+        out = fast_simulate(instance, varys_engine_policy(instance), refill=False,
+                            check=sink.check, progress=progress)
+        return sink.outcome(out, meta={"scheduler": "varys", "params": {"refill": False}})
     if p.deadlines:
         policy = VarysDeadlinePolicy(p.pad)
-        sched = run_policy(instance, policy, engine="reference", progress=progress,
-                           meta={"scheduler": "varys", "params": {"deadlines": True,
-                                                                  "pad": p.pad}})
-        sched.meta["admitted"] = sorted(c for c, v in policy.decided.items() if v is True)
-        sched.meta["rejected"] = sorted(c for c, v in policy.decided.items() if v is False)
-        return sched
+        out = run_policy(instance, policy, sink, engine="reference", progress=progress,
+                         meta={"scheduler": "varys", "params": {"deadlines": True,
+                                                                "pad": p.pad}})
+        out.meta["admitted"] = sorted(c for c, v in policy.decided.items() if v is True)
+        out.meta["rejected"] = sorted(c for c, v in policy.decided.items() if v is False)
+        return out
     meta = {"scheduler": "varys", "params": {"allocation": p.allocation,
                                              "reschedule": p.reschedule}}
-    return run_policy(instance, VarysPolicy(p.allocation, p.reschedule), engine=p.engine,
-                      check=check, meta=meta, progress=progress)
+    return run_policy(instance, VarysPolicy(p.allocation, p.reschedule), sink, engine=p.engine,
+                      meta=meta, progress=progress)

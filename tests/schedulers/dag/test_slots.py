@@ -14,6 +14,7 @@ from coflowopt.schedulers.dag.slots import (
     slot_length,
     uniform_fabric_refusal,
 )
+from coflowopt.sim.sink import RateSink
 from coflowopt.validate import InfeasibleSchedule, Tolerance, validate
 
 
@@ -64,18 +65,20 @@ def test_real_first_cut_and_merge() -> None:
 def test_run_plan_streams() -> None:
     inst = _inst()
     plan = SlotPlan([0, 1, 2], [0, 0, 3], [3, 1, 1])
-    v = run_plan(inst, plan, check=Tolerance(), meta={"scheduler": "x"})
-    assert v.schedule is None and v.meta["scheduler"] == "x"
+    out = run_plan(inst, plan, sink=RateSink.streaming(Tolerance()), meta={"scheduler": "x"})
+    v = out.valid
+    assert out.schedule is None and v.schedule is None and v.meta["scheduler"] == "x"
     ref = validate(inst, plan_to_schedule(inst, plan))
     assert np.array_equal(v.flow_completion, ref.flow_completion)
-    assert isinstance(run_plan(inst, plan), type(ref.schedule))
+    stored = run_plan(inst, plan)
+    assert stored.valid is None and isinstance(stored.schedule, type(ref.schedule))
 
 
 def test_run_plan_reports_an_overlap() -> None:
     inst = _inst()
     plan = SlotPlan([0, 2], [0, 0], [3, 1])          # source 0 twice in slot 0
     with pytest.raises(InfeasibleSchedule, match="capacity"):
-        run_plan(inst, plan, check=Tolerance())
+        run_plan(inst, plan, sink=RateSink.streaming(Tolerance()))
 
 
 def test_bad_piece_named() -> None:

@@ -24,6 +24,9 @@ from coflowopt.schedulers.fair.approximate import (
     list_schedule,
     run_approximate,
 )
+from coflowopt.sim.sink import RateSink
+
+STORE = RateSink.store()  # the direct call: the schedule stored, validated here
 
 
 def _one_segment_per_flow_at_full_rate(inst: Instance, s) -> None:
@@ -145,7 +148,7 @@ def test_registry_factor_and_lp_failure() -> None:
                                                   1.0 + rng.random()) for _ in range(5)])
                                      for _ in range(40)])
     with pytest.raises(LPNotSolved, match=r"40 coflows.*time_limit"):
-        run_approximate(big, ApproximateParams(time_limit=1e-6))
+        run_approximate(big, ApproximateParams(time_limit=1e-6), STORE)
     with pytest.raises(ValueError, match="time_limit"):
         ApproximateParams(time_limit=0.0)
     for params in ({"backend": "scipy"}, {"lp_solver": "simplex"}):

@@ -13,6 +13,9 @@ import coflowopt
 from coflowopt import CoflowSpec, Instance, JobSpec, build_instance, validate
 from coflowopt.schedulers import get
 from coflowopt.schedulers.fair.iaoa import IAOAParams, IAOAPolicy, run_iaoa
+from coflowopt.sim.sink import RateSink
+
+STORE = RateSink.store()  # the direct call: the schedule stored, validated here
 
 
 def test_hand_worked_weight_backfill_and_hold() -> None:
@@ -51,9 +54,9 @@ def test_hand_worked_job_level_attained_service() -> None:
     level="job": J has attained 1, K 0: k first [1, 2], j2 [2, 3].  level="coflow": both
     have S = 0 and equal weight, both admitted at 1: position decides, j2 [1, 2], k [2, 3]."""
     inst = _chain()
-    job = validate(inst, run_iaoa(inst, IAOAParams(level="job")))
+    job = validate(inst, run_iaoa(inst, IAOAParams(level="job"), STORE).schedule)
     assert job.coflow_completion.tolist() == pytest.approx([1.0, 3.0, 2.0])
-    cof = validate(inst, run_iaoa(inst, IAOAParams(level="coflow")))
+    cof = validate(inst, run_iaoa(inst, IAOAParams(level="coflow"), STORE).schedule)
     assert cof.coflow_completion.tolist() == pytest.approx([1.0, 2.0, 3.0])
 
 
@@ -80,7 +83,7 @@ def _check_hold(inst: Instance, v) -> None:
 @given(instances(max_coflows=6, max_flows=4))
 def test_non_preemptive_hold_on_random_instances(inst: Instance) -> None:
     for level in ("coflow", "job"):
-        v = validate(inst, run_iaoa(inst, IAOAParams(level=level)))
+        v = validate(inst, run_iaoa(inst, IAOAParams(level=level), STORE).schedule)
         _check_hold(inst, v)
 
 

@@ -22,6 +22,9 @@ from coflowopt.schedulers.fair.static_progress import (
     run_static_progress,
 )
 from coflowopt.sim import simulate
+from coflowopt.sim.sink import RateSink
+
+STORE = RateSink.store()  # the direct call: the schedule stored, validated here
 
 
 def _three() -> Instance:
@@ -33,7 +36,7 @@ def _three() -> Instance:
 
 
 def _run(inst: Instance, wc: bool):
-    s = run_static_progress(inst, StaticProgressParams(work_conserving=wc))
+    s = run_static_progress(inst, StaticProgressParams(work_conserving=wc), STORE).schedule
     return s, validate(inst, s)
 
 
@@ -169,9 +172,9 @@ def _random_dag_instance(seed: int) -> Instance:
 
 
 def _engines(inst: Instance, wc: bool):
-    fast = run_static_progress(inst, StaticProgressParams(work_conserving=wc))
+    fast = run_static_progress(inst, StaticProgressParams(work_conserving=wc), STORE).schedule
     ref = run_static_progress(inst, StaticProgressParams(work_conserving=wc,
-                                                         engine="reference"))
+                                                         engine="reference"), STORE).schedule
     return fast, validate(inst, fast), ref, validate(inst, ref)
 
 
@@ -217,8 +220,8 @@ def test_streamed_run_equals_stored_and_is_deterministic() -> None:
     inst = _random_dag_instance(3)
     res = coflowopt.run(inst, "static-progress", seed=0)
     assert res.valid.schedule is None and res.valid.meta["rate_changes"] > 0
-    a = run_static_progress(inst, StaticProgressParams(), seed=0)
-    b = run_static_progress(inst, StaticProgressParams(), seed=0)
+    a = run_static_progress(inst, StaticProgressParams(), STORE, seed=0).schedule
+    b = run_static_progress(inst, StaticProgressParams(), STORE, seed=0).schedule
     np.testing.assert_allclose(res.valid.coflow_completion, validate(inst, a).coflow_completion,
                                rtol=0, atol=0)
     np.testing.assert_array_equal(a.breakpoints, b.breakpoints)

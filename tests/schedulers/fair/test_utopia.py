@@ -28,6 +28,9 @@ from coflowopt.schedulers.fair.utopia import (
     run_utopia,
 )
 from coflowopt.sim.drive import order_schedule
+from coflowopt.sim.sink import RateSink
+
+STORE = RateSink.store()  # the direct call: the schedule stored, validated here
 
 
 def _hand() -> Instance:
@@ -88,7 +91,8 @@ def test_emulation_matches_reference_engine(inst: Instance) -> None:
     """A second implementation: the static-progress policy without its work-conserving stage
     re-computes ``P`` and the rates on the remaining volumes at every event of the reference
     engine (releases and Starts-After included); its validated completions are C^fair."""
-    v = validate(inst, run_static_progress(inst, StaticProgressParams(work_conserving=False)))
+    v = validate(inst, run_static_progress(inst, StaticProgressParams(work_conserving=False),
+                                           STORE).schedule)
     em = fair_emulation(inst)
     np.testing.assert_allclose(em.c_fair, v.coflow_completion, rtol=1e-7, atol=1e-9)
 
@@ -127,7 +131,7 @@ def test_fixed_priority_equals_reranking_at_every_event(inst: Instance) -> None:
         return o
 
     online = validate(inst, order_schedule(inst, rerank=rerank))
-    fixed = validate(inst, run_utopia(inst, UtopiaParams()))
+    fixed = validate(inst, run_utopia(inst, UtopiaParams(), STORE).schedule)
     assert all(orders_agree)
     np.testing.assert_allclose(online.coflow_completion, fixed.coflow_completion,
                                rtol=1e-9, atol=1e-12)
