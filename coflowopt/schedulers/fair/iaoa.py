@@ -6,9 +6,9 @@ from the paper, [C] reconstructed by us (docs/families/index.md).
 known is DeepWeave's one-line description [R] (weighted CCT, non-preemptive, a heuristic with
 factor 2, blind to coflow correlations in job DAGs).  The authors' conference draft (Zhang,
 Shi, Yin, Wang, Guo, "Yosemite: Efficient Scheduling of Weighted Coflows in Data Centers",
-2017; probably an early version of the TPDS 2019 paper of Wang et al.) has since been identified, and IAOA is
-its Alg. 2; this module still implements our stand-in, and its numbers must never be reported
-as IAOA's (``meta["placeholder"]``).
+2017; probably an early version of the TPDS 2019 paper of Wang et al.) has since been
+identified, and IAOA is its Alg. 2; this module still implements our stand-in, and its numbers
+must never be reported as IAOA's (``meta["placeholder"]``).
 
 The placeholder ([C]: ours, from DeepWeave's description): a non-clairvoyant, weight-aware,
 non-preemptive coflow-level list scheduler.
