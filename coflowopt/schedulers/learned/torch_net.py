@@ -1,4 +1,5 @@
-"""DeepWeave's networks in torch, for training (Sun et al., IJCAI 2020, Sec. 3.2-3.3, Alg. 1).  Needs the ``learn`` extra; nothing in the base install imports this module.
+"""DeepWeave's networks in torch, for training (Sun et al., IJCAI 2020, Sec. 3.2-3.3, Alg. 1).
+Needs the ``learn`` extra; nothing in the base install imports this module.
 
 :class:`DeepWeaveNet` computes exactly :func:`coflowopt.schedulers.learned.network.forward`
 (same stages, same parameter names; float64 by default so the two agree to rounding), and
