@@ -369,8 +369,8 @@ class JobOrderResult:
     ``steps``: ``"release"`` or ``"load"`` per position (first to last); ``D``: effective size of
     the prefix aggregate ``D_{sigma(k)}`` per job; ``R``: largest key ``T_j + rho_j`` among the
     first ``k`` jobs, per job; ``bound_sum = sum_k w_{sigma(k)} (R_k + D_{sigma(k)})`` (at most
-    ``max(1 + 1/kappa, 2 (1 + kappa)) * dual``, [R]); ``key_sum`` the same with each job's own key
-    ``T_j + rho_j`` (G-DM's grouping key).
+    ``max(1 + 1/kappa, 2 (1 + kappa)) * dual``, [C]: our charging argument); ``key_sum`` the same
+    with each job's own key ``T_j + rho_j`` (G-DM's grouping key).
     """
 
     order: np.ndarray

@@ -1,11 +1,11 @@
-"""Docstrings and comments cite the papers, never the development specs, and use one tag legend.
+"""Docstrings and comments cite the papers, not the development specs; one tag legend.
 
-The specifications the package was written from (``dag-coflows.md``, ``single-stage-and-learning.md``,
-...) are not shipped, so a docstring that says "spec 6.5" points nowhere for a reader of the
-package.  Docstrings cite the paper instead (authors, venue/year, section, equation or algorithm
-number) and mark provenance with the one legend of ``docs/families/index.md``: [R] recovered from
-the paper, [C] reconstructed by us.  The specs' own finer tags ([S], [P], [INF], [PROP], ...) are
-mapped onto those two.
+The specifications the package was written from (``dag-coflows.md``,
+``single-stage-and-learning.md``, ...) are not shipped, so a docstring that says "spec 6.5"
+points nowhere for a reader of the package.  Docstrings cite the paper instead (authors,
+venue/year, section, equation or algorithm number) and mark provenance with the one legend of
+``docs/families/index.md``: [R] recovered from the paper, [C] reconstructed by us.  The specs'
+own finer tags ([S], [P], [INF], [PROP], ...) are mapped onto those two.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ ALLOWED = frozenset({
     "coflowopt/_kernel_cache.py",
 })
 
-_SPEC_NAMES = r"(?:dag-coflows|single-stage-and-learning|coflow-flow-order-lp|coflow-iterated-rounding)"
+_SPEC_NAMES = (r"(?:dag-coflows|single-stage-and-learning|coflow-flow-order-lp"
+               r"|coflow-iterated-rounding)")
 # A spec file or a section of one: "dag-coflows.md", "iaoa.md", "spec/...", "spec 6.5",
 # "spec section 9", "spec §10.4", "the single-stage spec", "the spec's reconstruction".
 SPEC_CITATION = re.compile(
@@ -66,10 +67,9 @@ def _prose(path: Path) -> list[tuple[int, str]]:
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                first = body[0].lineno
-                out += [(first + k, line) for k, line in enumerate(body[0].value.value.splitlines())]
+            doc = body[0].value if body and isinstance(body[0], ast.Expr) else None
+            if isinstance(doc, ast.Constant) and isinstance(doc.value, str):
+                out += [(doc.lineno + k, line) for k, line in enumerate(doc.value.splitlines())]
     for tok in tokenize.generate_tokens(io.StringIO(text).readline):
         if tok.type == tokenize.COMMENT:
             out.append((tok.start[0], tok.string))

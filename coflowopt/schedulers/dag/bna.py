@@ -119,7 +119,7 @@ def _augment_nw(A: np.ndarray, E: int) -> None:
 
 
 def augment(D: np.ndarray) -> np.ndarray:
-    """Step A [R/P]: the north-west-corner augmentation ``A >= D`` of an integer square matrix,
+    """Step A [C]: the north-west-corner augmentation ``A >= D`` of an integer square matrix,
     every row and column sum equal to ``eff(D)``."""
     A = _as_matrix(D).copy()
     if A.size:

@@ -142,7 +142,7 @@ def aggregate_slots(instance: Instance, jobs: np.ndarray, demand: np.ndarray) ->
 
 def draw_delays(rng: np.random.Generator, jobs: np.ndarray, delta: int, beta: float
                 ) -> np.ndarray:
-    """DMA step 2 [S; discretisation P]: ``X_j`` uniform on ``{0, .., floor(Delta / beta)}``,
+    """DMA step 2 [R; discretisation C]: ``X_j`` uniform on ``{0, .., floor(Delta / beta)}``,
     drawn in increasing job position; returned aligned with ``jobs``."""
     jobs = np.asarray(jobs, dtype=_I64)
     hi = math.floor(delta / beta + 1e-12)
