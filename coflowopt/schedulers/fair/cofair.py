@@ -82,7 +82,8 @@ Choices where the paper, as recovered, is silent ([C], parameters where they mat
   of the active set whose slowdown would be smallest if it finished at ``t + T(A)``, i.e.
   ``argmin phi_j (t - r_j + T(A)) / C_j^0`` (ties: the highest position).  For a batch at
   ``t = 0`` this is exactly MPS's order (ascending ``C_j^0 / phi_j``), and it minimises the
-  largest relaxed slowdown of the active set over all orders (3.3's optimality argument).
+  largest relaxed slowdown of the active set over all orders (Lawler's argument, as for
+  MPS: :func:`coflowopt.lp.mps`).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ Concrete semantics [C] (the paper gives only the listing):
 
 The placement loop is compiled (numba, self-contained: it calls no compiled function of
 another module).  ``align=False`` places every flow at its earliest feasible start instead
-(plain ASAP list scheduling, the comparison of example E4).  The output is a
+(plain ASAP list scheduling, the comparison of our worked example [C]).  The output is a
 :class:`~coflowopt.Schedule` with one segment per flow of positive volume.
 """
 
