@@ -146,7 +146,7 @@ def check_cofair_finite_E(inst: Instance, algs: Mapping[str, Any]) -> Trial:
         return Trial(None, skipped="cofair takes no E")
     e_mps = mps(inst).E
     problems: list[str] = []
-    # the exit: no primal-feasible order below E_MPS (our MPS argument [C]), so CoFair must say infeasible
+    # the exit: no primal-feasible order below E_MPS (our MPS argument [C]): CoFair must refuse
     try:
         cofair_order(inst, None, cofair_deadlines(inst, e_mps * (1 - 1e-6)))
         problems.append(f"no exit at E = E_MPS (1 - 1e-6), E_MPS = {e_mps:.6g}")
