@@ -8,8 +8,8 @@ preemptive fluid ones:
 - per-port single machine: on port ``l`` the coflows using it are jobs of processing time
   ``p_lj / B_l`` on one machine; Smith's rule (order by ``p / w``) minimizes their weighted
   completion sum with releases relaxed, so it bounds that part of the objective;
-- jobs: ``C_j >= rho_j + max(T_j, Delta_j)`` (critical path and aggregate size; dag-coflows spec
-  1.5), strengthened by coflow releases through ``ECT``.
+- jobs: ``C_j >= rho_j + max(T_j, Delta_j)`` (critical path and aggregate size, Definitions 2-3 of
+  Shafiee and Ghaderi, IEEE/ACM ToN 2021), strengthened by coflow releases through ``ECT``.
 """
 
 from __future__ import annotations

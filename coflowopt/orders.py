@@ -115,7 +115,8 @@ def bssi_order(p, w):
 
 def bssi(loads: np.ndarray, weights: np.ndarray, capacity: np.ndarray | None = None
          ) -> np.ndarray:
-    """Sincronia's BSSI order (Bottleneck, Select, Scale, Iterate; spec section 5.1).
+    """Sincronia's BSSI order (Bottleneck, Select, Scale, Iterate; Agarwal et al.,
+    SIGCOMM 2018, as its authors' public simulator computes it).
 
     ``loads``: ``(N, P)`` port loads ``p[j][l]``; ``weights``: ``w_j``; ``capacity``: optional
     ``(P,)`` port rates (loads are divided by them, so times are compared).  Returns positions
@@ -139,7 +140,7 @@ def bssi_trace(loads: np.ndarray, weights: np.ndarray, capacity: np.ndarray | No
     return _bssi_trace(p, np.ascontiguousarray(weights, dtype=np.float64))
 
 
-# -- CoFair (single-stage spec 4.3, [INF]; documented in coflowopt.schedulers.fair.cofair) --------
+# -- CoFair (TPDS 2022, Alg. 2; listing reconstructed [C], see coflowopt.schedulers.fair.cofair) --
 # One implementation for the offline order, the reference engine's online re-ranking and the
 # compiled engine (coflowopt.schedulers.fair.cofair.cofair_rank), so the three cannot drift apart.
 
@@ -306,8 +307,8 @@ def mps_backward(cptr, cport, cval, P, t, rel, c0, phi):
 @njit(cache=True)
 def cofair_online(ptr, order, src, dst, remaining, m, cap, w, D, t, rel, c0, phi, pivot_port,
                    rtol):
-    """One online re-order (spec 4.4, [PROP]) of the coflows ``0..n-1`` of the CSR ``ptr,
-    order`` (global flow ids): CoFair on their ``remaining`` volumes with residual deadlines
+    """One online re-order ([C]: our online use of CoFair) of the coflows ``0..n-1`` of the CSR
+    ``ptr, order`` (global flow ids): CoFair on their ``remaining`` volumes with residual deadlines
     ``D - t``, or, when its exit fires, MPS's backward rule at ``t``.  Returns ``(local
     order, fail)``: ``fail`` = -1, or the pivot port of the exit (the fallback was used)."""
     cptr, cport, cval = cofair_loads(ptr, order, src, dst, remaining, m, cap)

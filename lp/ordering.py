@@ -2,18 +2,22 @@
 that the approximation algorithms build from them.
 
 - :func:`ordering_lp` — the ordering-variable LP for weighted CCT of single-stage coflows
-  (Shafiee-Ghaderi, single-stage spec 8.2, [INF]);
-- :func:`job_ordering_lp` — the relaxed job-ordering LP (3) of multi-stage jobs (dag-coflows
-  spec 6.1) with its exponentially many subset constraints (3b), solved exactly by separation;
-- :func:`tian_lp` — the LP of the ``O(m)``-approximation of Tian et al. (dag-coflows spec 7.2, [R]);
+  (Shafiee and Ghaderi, IEEE/ACM ToN 2018, arXiv 1704.08357; LP reconstructed [C], only its
+  summary was read);
+- :func:`job_ordering_lp` — the relaxed job-ordering LP (3) of multi-stage jobs (Shafiee and
+  Ghaderi, *Scheduling Coflows with Dependency Graph*, IEEE/ACM ToN 2021) with its exponentially
+  many subset constraints (3b), solved exactly by separation;
+- :func:`tian_lp` — the LP of the ``O(m)``-approximation of Tian et al. (INFOCOM 2018;
+  reconstructed [C]);
 - :func:`bssi_order` — Sincronia's Bottleneck-Select-Scale-Iterate order with its dual
-  (single-stage spec 5.1), :func:`primal_dual_job_order` — the job ordering of dag-coflows 6.2;
+  (Agarwal et al., SIGCOMM 2018), :func:`primal_dual_job_order` — the job ordering of the ToN
+  2021 paper's Appendix;
 - :func:`order_cost` — ``sum_k w_{sigma(k)} T(A_k)``, the relaxed (port-makespan) cost of an
   order.
 
 Every LP here is a relaxation of the fluid (preemptive) problem, so its optimum is a lower
 bound on every feasible schedule's objective (absolute completion times).  None of them is a
-schedule.  Ports are numbered ingress ``0..m-1`` then egress ``m..2m-1`` (dag-coflows 1.1) and
+schedule.  Ports are numbered ingress ``0..m-1`` then egress ``m..2m-1`` (our convention) and
 loads are divided by the port capacity (time units).
 """
 
@@ -59,7 +63,7 @@ def order_cost(instance: Instance, order: Any, *, jobs: bool = False) -> float:
     """``sum_k w_{sigma(k)} T(A_k)``: each item charged the port makespan ``T(A_k)`` of the
     first ``k`` items of ``order`` (coflows, or jobs with ``jobs=True``).  This is the relaxed
     cost the primal-dual analyses bound; an order-preserving allocation realises at most twice
-    it (single-stage spec 5.2)."""
+    it (a flow waits only while one of its two ports serves higher-priority traffic)."""
     p = job_port_loads(instance) if jobs else coflow_port_loads(instance)
     w = instance.job_weight if jobs else instance.coflow_weight
     order = np.asarray(order, dtype=np.int64)
@@ -133,7 +137,8 @@ def _ordering_rows(bld: ModelBuilder, name: str, L: np.ndarray, Ccol: np.ndarray
 def ordering_lp(instance: Instance, params: SolveParams | None = None, *,
                 backend: str = "highs",
                 on_model: Callable[[LinearProgram], Any] | None = None) -> LPBound:
-    """The ordering-variable LP for weighted CCT (single-stage spec 8.2, [INF])::
+    """The ordering-variable LP for weighted CCT (Shafiee and Ghaderi, ToN 2018; reconstructed
+    [C])::
 
         min  sum_k w_k f_k
         f_k >= r_k + d_lk                                     every port l, coflow k
@@ -168,7 +173,7 @@ def ordering_lp(instance: Instance, params: SolveParams | None = None, *,
 def tian_lp(instance: Instance, params: SolveParams | None = None, *,
             fix_precedence: bool = False, backend: str = "highs",
             on_model: Callable[[LinearProgram], Any] | None = None) -> LPBound:
-    """The LP of Tian et al.'s ``O(m)``-approximation (dag-coflows spec 7.2, [R])::
+    """The LP of Tian et al.'s ``O(m)``-approximation (INFOCOM 2018; reconstructed [C])::
 
         min  sum_j w_j C_j                                   (jobs)
         (T1) C_c >= rho_{j(c)} + eff_c                       every coflow c
@@ -181,8 +186,9 @@ def tian_lp(instance: Instance, params: SolveParams | None = None, *,
     ``max(r_c, rho_j)``.  ``fix_precedence`` fixes ``delta_{uc} = 1`` when ``u`` is an ancestor
     of ``c``.  A relaxation of every fluid schedule, so a lower bound on weighted JCT; ``order``
     is the coflow order by LP ``C_c`` (ties: topological, then position) used by the
-    one-at-a-time rounding of spec 7.3.  ``extra["C_jobs"]`` holds the job values.
-    ``on_model(lp)``: called with the built model before it is solved (its size, for progress).
+    one-at-a-time rounding [C] (:mod:`coflowopt.schedulers.dag.om_lp`).  ``extra["C_jobs"]`` holds
+    the job values. ``on_model(lp)``: called with the built model before it is solved (its size, for
+    progress).
     """
     inst = instance
     n = inst.n_coflows
@@ -231,7 +237,8 @@ def tian_lp(instance: Instance, params: SolveParams | None = None, *,
 def job_ordering_lp(instance: Instance, params: SolveParams | None = None, *,
                     method: str = "separation", tol: float = 1e-7, max_rounds: int = 500,
                     backend: str = "highs") -> LPBound:
-    """The relaxed job-ordering LP (3) of dag-coflows spec 6.1::
+    """The relaxed job-ordering LP (3) of Shafiee and Ghaderi (ToN 2021; the construction [R], the
+    closed forms of (3b) and (3c) ours [C])::
 
         (3a) min  sum_j w_j C_j
         (3b) sum_{j in J} d_i^j C_j >= 1/2 (sum_{j in J} (d_i^j)^2 + (sum_{j in J} d_i^j)^2)
@@ -334,7 +341,7 @@ class BSSIResult:
 
 
 def bssi_order(instance: Instance, weights: Any = None) -> BSSIResult:
-    """Bottleneck-Select-Scale-Iterate (single-stage spec 5.1), filling positions from the last.
+    """Bottleneck-Select-Scale-Iterate (Sincronia, SIGCOMM 2018), filling positions from the last.
 
     At each step: ``b`` = most loaded port of the unscheduled set ``A`` (ties: lowest index,
     ingress before egress); ``f`` = ``argmin_{j in A, p_bj > 0} w'_j / p_bj`` (ties: lowest
@@ -356,14 +363,14 @@ def bssi_order(instance: Instance, weights: Any = None) -> BSSIResult:
 
 @dataclass(frozen=True)
 class JobOrderResult:
-    """The primal-dual job order of dag-coflows spec 6.2.
+    """The primal-dual job order of Shafiee and Ghaderi (ToN 2021, Appendix).
 
     ``order``: job positions, first first; ``dual``: the dual objective (``<= LP*`` of (3));
     ``steps``: ``"release"`` or ``"load"`` per position (first to last); ``D``: effective size of
     the prefix aggregate ``D_{sigma(k)}`` per job; ``R``: largest key ``T_j + rho_j`` among the
     first ``k`` jobs, per job; ``bound_sum = sum_k w_{sigma(k)} (R_k + D_{sigma(k)})`` (at most
-    ``max(1 + 1/kappa, 2 (1 + kappa)) * dual``, [R]); ``key_sum`` the same with each job's own key
-    ``T_j + rho_j`` (G-DM's grouping key).
+    ``max(1 + 1/kappa, 2 (1 + kappa)) * dual``, [C]: our charging argument); ``key_sum`` the same
+    with each job's own key ``T_j + rho_j`` (G-DM's grouping key).
     """
 
     order: np.ndarray
@@ -382,7 +389,8 @@ class JobOrderResult:
 
 
 def primal_dual_job_order(instance: Instance, kappa: float = 0.5) -> JobOrderResult:
-    """Combinatorial primal-dual job ordering (dag-coflows spec 6.2, [R]).
+    """Combinatorial primal-dual job ordering (Shafiee and Ghaderi, ToN 2021, Appendix: the role
+    [R], the steps [C], after Mastrolilli et al. 2010 and Ahmadi et al., IPCO 2017).
 
     Positions are filled from the last: with ``U`` the unscheduled jobs, ``L`` their port
     loads, ``mu = argmax L`` and ``j* = argmax_{U} (T_j + rho_j)`` (ties: lowest index): a

@@ -1,13 +1,16 @@
-"""Progress Scheduling (PS) and Static Progress Scheduling (SPS) of [CF] (single-stage spec 2).
+"""Progress Scheduling (PS) and Static Progress Scheduling (SPS) of the CoFair paper (De
+Pellegrini, Gupta, El Azouzi, Gueye, Richier, Leguay, "Fair Coflow Scheduling via Controlled
+Slowdown", IEEE TPDS 2022): its MILP constraints (3)-(8) from the prose [R], the exact algebra
+ours [C] (the displayed formulas were not recovered; docs/families/index.md for the tags).
 
 - :func:`ps_model`: the time-indexed MILP PS(E) with the slowdown constraint (7)
   ``phi_j (C_j - r_j) <= E C_j^0``; ``E = inf`` is the plain weighted-CCT MILP.  Adding (7) can
   only increase the optimum.
-- :func:`sps_model`: SPS, reconstructed ([INF], HUG/Coflex-style): instead of (7) every flow
-  gets a constant floor rate ``a_i = P_0 v_i / C_j^0`` from its release until it finishes
-  (``v_i x_i(t) >= a_i Delta (1 - Y_i(t))`` with a binary flow-completion indicator
-  ``Y_i(t) <= Z_i(t)``); the floors fit on every port when ``P_0 <= P* = 1 / max_l sum_j d_lj``
-  with ``d_lj = (p_lj / B_l) / C_j^0`` (:func:`static_progress`).
+- :func:`sps_model`: SPS, reconstructed ([C]: the paper's (1)-(2) were not recovered;
+  HUG/Coflex-style): instead of (7) every flow gets a constant floor rate ``a_i = P_0 v_i / C_j^0``
+  from its release until it finishes (``v_i x_i(t) >= a_i Delta (1 - Y_i(t))`` with a binary
+  flow-completion indicator ``Y_i(t) <= Z_i(t)``); the floors fit on every port when ``P_0 <= P* = 1
+  / max_l sum_j d_lj`` with ``d_lj = (p_lj / B_l) / C_j^0`` (:func:`static_progress`).
 
 Both return a :class:`~coflowopt.lp.timeindexed.TimeIndexedModel`; its optimum is a slotted
 optimum (an upper bound on the fluid optimum under the same constraint, see
@@ -15,8 +18,8 @@ optimum (an upper bound on the fluid optimum under the same constraint, see
 
 Doubt (noted for the lead): in a slotted schedule a flow that runs at its floor from slot
 ``r_j + 1`` finishes by slot ``r_j + ceil(C_j^0 / (P_0 Delta))``, so the consequence "an
-SPS-feasible schedule satisfies (7) with ``E = max_j phi_j / P_0``" (spec 2.3) holds only up to
-that rounding: ``S_j <= ceil(C_j^0 / (P_0 Delta)) Delta / C_j^0``.
+SPS-feasible schedule satisfies (7) with ``E = max_j phi_j / P_0``" (of our reconstruction of
+(1)-(2)) holds only up to that rounding: ``S_j <= ceil(C_j^0 / (P_0 Delta)) Delta / C_j^0``.
 """
 
 from __future__ import annotations
@@ -37,9 +40,9 @@ __all__ = ["StaticProgress", "ps_model", "sps_model", "static_progress"]
 
 def ps_model(instance: Instance, E: float = INF, phi: Any = None, *,
              horizon: int | None = None, slot: float = 1.0, cuts: bool = True) -> TimeIndexedModel:
-    """PS(E): minimise ``sum_j w_j C_j`` subject to (3)-(8) of spec 2.2 (see
+    """PS(E): minimise ``sum_j w_j C_j`` subject to the paper's (3)-(8) (see
     :func:`~coflowopt.lp.timeindexed.time_indexed_model` for the rows).  ``phi`` defaults to
-    1 per coflow ([PROP]); ``phi="volume"`` uses ``phi_j = V_j`` (the paper's example).  ``E``
+    1 per coflow ([C]); ``phi="volume"`` uses ``phi_j = V_j`` (the paper's example).  ``E``
     must be at least ``max_j phi_j`` for every bound ``E / phi_j`` to be >= 1."""
     ph = _resolve_phi(instance, phi)
     return time_indexed_model(instance, TimeIndexedParams(horizon=horizon, slot=slot, E=E,
@@ -57,9 +60,9 @@ def _resolve_phi(instance: Instance, phi: Any) -> Any:
 
 @dataclass(frozen=True)
 class StaticProgress:
-    """Static-progress data of spec 2.3: ``d[l, j]`` normalised demand (``(2m, N)``, ingress
-    then egress), ``P_star = 1 / max_l sum_j d_lj`` (the largest progress every coflow can get
-    at once), and per flow with volume the floor ``a_i = P_0 v_i / C_j^0``."""
+    """Static-progress data (SPS's (1)-(2) as we rebuild them [C]): ``d[l, j]`` normalised demand
+    (``(2m, N)``, ingress then egress), ``P_star = 1 / max_l sum_j d_lj`` (the largest progress
+    every coflow can get at once), and per flow with volume the floor ``a_i = P_0 v_i / C_j^0``."""
 
     d: np.ndarray
     P_star: float

@@ -1,7 +1,8 @@
-"""Slowdown feasibility (Theorem 2 of [CF]), the minimum slowdown ``E*`` by bisection, and MPS.
-
-Single-stage spec section 3.  With a fixed ``E`` the slowdown constraint (7),
-``phi_j (C_j - r_j) <= E C_j^0``, is a deadline ``D_j = r_j + E C_j^0 / phi_j`` for every flow
+"""Slowdown feasibility (Theorem 2 of the CoFair paper: De Pellegrini et al., "Fair Coflow
+Scheduling via Controlled Slowdown", IEEE TPDS 2022), the minimum slowdown ``E*`` by bisection,
+and MPS (its Alg. 1).  The theorem's statement is recovered [R]; its appendix LP was not, so both
+LPs below are ours [C] (tags: docs/families/index.md).  With a fixed ``E`` the slowdown constraint
+(7), ``phi_j (C_j - r_j) <= E C_j^0``, is a deadline ``D_j = r_j + E C_j^0 / phi_j`` for every flow
 of coflow ``j``; deciding whether all deadlines can be met is a linear feasibility problem.
 
 - **LP-interval(E)** (default, exact for the fluid model): cut time at the distinct values of
@@ -18,13 +19,13 @@ of coflow ``j``; deciding whether all deadlines can be met is a linear feasibili
   coefficient is O(1) and the solver's absolute tolerance (1e-7) is relative to the span: on
   trace-like data isolation times range over five orders of magnitude, and unscaled LPs near
   ``E*`` took minutes.
-- **LP-slot(E)** (the slotted form of [CF]'s complexity count): variables ``x_i(t)`` for slots
-  ``t = ceil(r_j / Delta) + 1 .. floor(D_j / Delta)``, ``sum_t x_i(t) = 1``, capacity (8).
+- **LP-slot(E)** (the slotted form that matches the paper's complexity count): variables ``x_i(t)``
+  for slots ``t = ceil(r_j / Delta) + 1 .. floor(D_j / Delta)``, ``sum_t x_i(t) = 1``, capacity (8).
   Feasible <=> PS(E) (the slotted MILP) is feasible.
 
-``E*`` is the smallest feasible ``E``; :func:`min_slowdown` finds it by bisection (3.2).
-:func:`mps` is the closed form of spec 3.3 (``E_MPS <= E*``, batch with ``r = 0`` only; an
-estimate, equal to ``E*`` on most instances but not all: see its docstring).
+``E*`` is the smallest feasible ``E``; :func:`min_slowdown` finds it by bisection.
+:func:`mps` is our closed form [C] of the paper's MPS (``E_MPS <= E*``, batch with ``r = 0`` only;
+an estimate, equal to ``E*`` on most instances but not all: see its docstring).
 """
 
 from __future__ import annotations
@@ -161,7 +162,7 @@ def slowdown_feasibility(instance: Instance, E: float, phi: Any = None, *,
                          params: SolveParams | None = None,
                          backend: str = "highs") -> FeasibilityResult:
     """Decide whether every coflow can meet ``phi_j (C_j - r_j) <= E C_j^0`` (Theorem 2 of
-    [CF], as LP-interval or LP-slot).  On HiGHS the default is its interior point solver
+    the CoFair paper, as LP-interval or LP-slot).  On HiGHS the default is its interior point solver
     (:data:`IPM`)."""
     model = slowdown_lp(instance, E, phi, form=form, slot=slot)
     if params is None and backend == "highs":
@@ -183,7 +184,7 @@ class MPSResult:
 
 
 def mps(instance: Instance, phi: Any = None) -> MPSResult:
-    """Minimum Primal Slowdown (single-stage spec 3.3, reconstruction [INF]).
+    """Minimum Primal Slowdown (CoFair paper, Alg. 1; listing not recovered, reconstruction [C]).
 
     Sort coflows by ``C_j^0 / phi_j`` ascending (ties: position); with ``T(A_k)`` the port
     makespan of the first ``k`` coflows, ``E_MPS = max_k phi_{sigma(k)} T(A_k) /
@@ -191,7 +192,7 @@ def mps(instance: Instance, phi: Any = None) -> MPSResult:
     ``C_j^0 = 0`` are ignored.
 
     An estimate of ``E*``, not ``E*``: it is exact for the relaxation CoFair works in (the
-    least ``E`` for which a sigma-order meets ``T(A_k) <= D_sigma(k)``, spec 3.3), and a lower
+    least ``E`` for which a sigma-order meets ``T(A_k) <= D_sigma(k)``), and a lower
     bound on ``E*`` for a batch (all ``r_j`` equal), but per-port prefix loads that fit do not
     mean the flows fit jointly (``tests/mps_gap.py``: ``E_MPS = 21/19``, ``E* = 5/4``).  On
     1,000 small random batches ``E* = E_MPS`` on 992, at most 1.131 x larger on the others
@@ -249,14 +250,15 @@ def min_slowdown(instance: Instance, phi: Any = None, *, rtol: float = 1e-3,
                  form: str = "interval", slot: float = 1.0, E_hi: float | None = None,
                  params: SolveParams | None = None, backend: str = "highs",
                  max_solves: int = 200, use_mps: bool = True) -> SlowdownResult:
-    """The minimum feasible slowdown ``E*`` by bisection on the feasibility LP (spec 3.2).
+    """The minimum feasible slowdown ``E*`` by bisection on the feasibility LP (bounds and stopping
+    rule [C]).
 
     1. ``E_lo = max(max_j phi_j, E_MPS)`` for a batch (``E_MPS`` from :func:`mps`), else
        ``max_j phi_j``;
     2. ``E_hi``: the largest ``phi_j (C_j - r_j) / C_j^0`` of a feasible schedule, unless given:
        the better of the sequential schedule in MPS order and in release order;
     3. if ``E_lo`` is feasible return it; else bisect until ``E_hi - E_lo <= rtol * E_lo`` and
-       return ``E_hi``: geometric midpoints ``sqrt(E_lo E_hi)`` while ``E_hi > 2 E_lo`` ([PROP];
+       return ``E_hi``: geometric midpoints ``sqrt(E_lo E_hi)`` while ``E_hi > 2 E_lo`` ([C];
        about ``log2 log2(E_hi / E_lo)`` LPs), then arithmetic ones
        (``ceil(log2((E_hi - E_lo) / (rtol E_lo)))`` LPs).
 

@@ -1,10 +1,10 @@
 """Time-indexed (slotted) formulations: the weighted-CCT MILP, PS(E), and a fluid lower-bound LP.
 
-Slots (single-stage spec 1.5, 2.1): slot ``t = 1..T`` is the interval ``((t-1) Delta, t Delta]``;
-``Delta = 1`` by default.  ``x_i(t) in [0, 1]`` is the fraction of flow ``i`` sent in slot ``t``,
-at the constant rate ``v_i x_i(t) / Delta`` over the slot.  A coflow released at ``r_j`` may use
-slot ``t`` only when the whole slot lies after its release, ``(t-1) Delta >= r_j``, and a
-coflow's completion ``C_j`` is the end of its last slot with service.
+Slots (as in the CoFair paper, De Pellegrini et al., IEEE TPDS 2022): slot ``t = 1..T`` is the
+interval ``((t-1) Delta, t Delta]``; ``Delta = 1`` by default.  ``x_i(t) in [0, 1]`` is the fraction
+of flow ``i`` sent in slot ``t``, at the constant rate ``v_i x_i(t) / Delta`` over the slot.  A
+coflow released at ``r_j`` may use slot ``t`` only when the whole slot lies after its release,
+``(t-1) Delta >= r_j``, and a coflow's completion ``C_j`` is the end of its last slot with service.
 
 **What the numbers mean** (document every ratio by the bound it uses):
 
@@ -22,10 +22,11 @@ coflow's completion ``C_j`` is the end of its last slot with service.
   hold for every fluid schedule, and its last slot absorbs any overflow, so no horizon makes it
   invalid.
 
-The MILP is PS(E) of [CF] (single-stage spec 2.2) with (7) optional; ``E = inf`` gives the plain
-time-indexed weighted-CCT MILP.  It is extended, as the dag-coflows spec 1.1/1.3 needs, with
-Starts-After edges (a successor's flow may use slot ``t`` only if every predecessor completed by
-``t - 1``) and with the job-level objectives (weighted JCT, makespan).
+The MILP is PS(E) of the CoFair paper (constraints (3)-(8); exact algebra ours [C]) with (7)
+optional; ``E = inf`` gives the plain
+time-indexed weighted-CCT MILP.  It is extended, as the multi-stage model of Shafiee and Ghaderi
+(ToN 2021) needs, with Starts-After edges (a successor's flow may use slot ``t`` only if every
+predecessor completed by ``t - 1``) and with the job-level objectives (weighted JCT, makespan).
 """
 
 from __future__ import annotations
@@ -265,7 +266,7 @@ def _work_flows(inst: Instance) -> np.ndarray:
 def time_indexed_model(instance: Instance, params: TimeIndexedParams | None = None, *,
                        floor: np.ndarray | None = None, kind: str = "slotted MILP",
                        **kw: Any) -> TimeIndexedModel:
-    """The time-indexed MILP PS(E) of [CF] on a slotted horizon (single-stage spec 2.2).
+    """The time-indexed MILP PS(E) of the CoFair paper (TPDS 2022) on a slotted horizon.
 
     Variables: ``x_i(t) in [0, 1]`` (only slots allowed by release and deadline), the
     cumulative fraction ``Z_j(t) = (1/V_j) sum_i v_i sum_{u<=t} x_i(u)`` as an explicit column
@@ -282,8 +283,8 @@ def time_indexed_model(instance: Instance, params: TimeIndexedParams | None = No
         (SA)  x_i(t) <= X_u(t-1)                                 every Starts-After u -> j(i)
         (M)   X_j(t) <= X_j(t+1);  X_j(t) = 0 for t Delta < r_j + C_j^0
 
-    (6) is written as an equality (the spec's ``>=`` is tight at every optimum) and the
-    weighted-completion objective is put on the binaries, ``sum_j w_j Delta (T - sum_t
+    (6) is written as an equality (our reading of the paper's ``>=`` [C] is tight at every optimum)
+    and the weighted-completion objective is put on the binaries, ``sum_j w_j Delta (T - sum_t
     X_j(t))``, so that integer weights make the objective integral for the solver.  (M) is
     valid (completion is monotone, and no coflow completes before its isolation time) and
     removes symmetric solutions.  With ``params.cuts`` the inequalities listed in

@@ -5,20 +5,26 @@ Each check names the schedulers it needs; it is skipped until they are registere
 Every schedule is validated before its objective is used; the factor rule is
 :func:`~coflowopt.proofs_check.reference.factor_trial`.
 
-- ``sincronia``: 4 x OPT (single-stage 5.2); weighted completion, ``r = 0``;
-- ``cofair``: 4 x OPT at ``E = inf`` (it is BSSI there, 4.1/4.3);
+Papers: Sincronia (Agarwal et al., SIGCOMM 2018); CoFair (De Pellegrini et al., IEEE TPDS
+2022); "Approximate" (Shafiee and Ghaderi, IEEE/ACM ToN 2018); BNA, DMA, DMA-SRT, DMA-RT, G-DM
+(Shafiee and Ghaderi, *Scheduling Coflows with Dependency Graph*, IEEE/ACM ToN 2021) and its
+``O(m)`` baseline (Tian et al., INFOCOM 2018).  Tags: [R] recovered, [C] reconstructed
+(docs/families/index.md).
+
+- ``sincronia``: 4 x OPT (Sincronia's abstract [R]); weighted completion, ``r = 0``;
+- ``cofair``: 4 x OPT at ``E = inf`` (CoFair's factor [R]; it is BSSI there, our reading [C]);
 - ``cofair-finite-E``: at ``E = E_MPS`` and ``1.25 E_MPS`` (batch, the ``E`` the theorem
   covers: an order exists iff ``E >= E_MPS``): the exit just below ``E_MPS``, the relaxed
-  deadlines, realised slowdown ``<= 2E / phi_j`` ([INF], 4.3), the reported target, and
-  weighted completion ``<= 4 x OPT`` at ``E_MPS`` ([C]: [CF]'s 4, read against the
+  deadlines, realised slowdown ``<= 2E / phi_j`` ([C], our bound), the reported target, and
+  weighted completion ``<= 4 x OPT`` at ``E_MPS`` ([C]: CoFair's 4, read against the
   unconstrained optimum);
 - ``approximate``: weighted completion ``<= 4 x`` the ordering LP's value with every release 0,
-  ``<= 5 x`` with releases (Shafiee-Ghaderi, single-stage 8.2); the LP value is a lower bound
-  on OPT, so this is stronger than ``<= factor x OPT``;
-- ``bna``: exact, one coflow in ``eff(D)`` slots (dag-coflows 2.4); makespan;
-- ``om-lp``: ``<= (2m + 1)`` x Tian et al.'s LP (dag-coflows 7.3); weighted JCT;
+  ``<= 5 x`` with releases (Shafiee and Ghaderi, ToN 2018 [R]; their LP reconstructed [C]); the LP
+  value is a lower bound on OPT, so this is stronger than ``<= factor x OPT``;
+- ``bna``: exact, one coflow in ``eff(D)`` slots (ToN 2021, Sec. III-C [R]); makespan;
+- ``om-lp``: ``<= (2m + 1)`` x Tian et al.'s LP (ratio [R], LP and argument [C]); weighted JCT;
 - ``dma``, ``dma-srt``, ``dma-rt``, ``gdm``, ``gdm-rt``: ``O(.)`` results with no constant in
-  the spec (report checks): ``ratio / f(m, mu)`` reported by size, never passed; they fail on
+  the paper (report checks): ``ratio / f(m, mu)`` reported by size, never passed; they fail on
   an invalid schedule or on ``lower bound <= ALG <= serial BNA`` broken (see below);
 - ``lower-bound:<name>``: every registered algorithm's objective is at least the best lower
   bound (and the exact optimum where it is computed).
@@ -140,7 +146,7 @@ def check_cofair_finite_E(inst: Instance, algs: Mapping[str, Any]) -> Trial:
         return Trial(None, skipped="cofair takes no E")
     e_mps = mps(inst).E
     problems: list[str] = []
-    # the exit: no primal-feasible order below E_MPS (3.3), so CoFair must say infeasible
+    # the exit: no primal-feasible order below E_MPS (our MPS argument [C]): CoFair must refuse
     try:
         cofair_order(inst, None, cofair_deadlines(inst, e_mps * (1 - 1e-6)))
         problems.append(f"no exit at E = E_MPS (1 - 1e-6), E_MPS = {e_mps:.6g}")
@@ -285,15 +291,15 @@ def _report_trial(inst: Instance, val: float, objective: str) -> Trial:
 
 # -- DAG results without a constant (report checks) -------------------------------------------
 #
-# The spec (dag-coflows 1.6, 4.3, 5.1, 5.4, 6.3, 6.4) gives DMA, DMA-SRT, DMA-RT, G-DM and
-# G-DM-RT as O(.) bounds with no constant, so nothing can be asserted against them: each check
-# reports ratio / f(m, mu) against a lower bound across the (m, mu) grid of
-# ``instances.size_grid``.  What can fail is sanity: the schedule must be valid, at least the
-# lower bound, and at most the serial bound the algorithm meets by construction [C]: a merged
-# slot (or interval) holds at most one partial matching per job (coflow) present, so BNA
+# Shafiee and Ghaderi (ToN 2021: Theorems 2-4, the G-DM theorem and its rooted-tree corollary)
+# give DMA, DMA-SRT, DMA-RT, G-DM and G-DM-RT as O(.) bounds with no constant, so nothing can be
+# asserted against them: each check reports ratio / f(m, mu) against a lower bound across the
+# (m, mu) grid of ``instances.size_grid``.  What can fail is sanity: the schedule must be valid, at
+# least the lower bound, and at most the serial bound the algorithm meets by construction [C]: a
+# merged slot (or interval) holds at most one partial matching per job (coflow) present, so BNA
 # resolves it in at most that many slots, and the total is at most sum_c eff(D_c), every
-# coflow by BNA one after another (spec 4.2 step 4, 5.2 step 6).  With one job DMA has no
-# collision at all: its makespan is exactly that sum.  G-DM runs its groups one after another
+# coflow by BNA one after another (DMA's collision step, DMA-SRT's interval step).  With one job DMA
+# has no collision at all: its makespan is exactly that sum.  G-DM runs its groups one after another
 # from max(previous end, releases), so every job ends by max_j rho_j + sum_c eff(D_c).
 
 
@@ -310,8 +316,8 @@ def _serial_slots(inst: Instance, coflows: np.ndarray | None = None) -> float:
 
 def _dag_lower_bound(inst: Instance, objective: str) -> tuple[float, str]:
     """``max(Delta, max_j rho_j + T_j)`` for makespan; for weighted JCT the larger of
-    ``sum_j w_j (rho_j + max(T_j, Delta_j))`` and LP (3) (dag-coflows 1.5).  No solver beyond
-    LP (3): the report grid reaches m = 8, mu = 8."""
+    ``sum_j w_j (rho_j + max(T_j, Delta_j))`` and LP (3) (ToN 2021; the combination [C]).  No solver
+    beyond LP (3): the report grid reaches m = 8, mu = 8."""
     comb = lower_bounds(inst)[objective]
     if objective == "makespan":
         return comb, "lower bound max(Delta, rho + T)"
@@ -372,7 +378,7 @@ def _sqrt_mu_g_h(m: int, mu: int) -> float:
 
 
 def _l_I(inst: Instance) -> int | str:
-    # both interval rules of spec 5.2 [P] (1 and the theory scale "sqrt"), by a fixed instance
+    # both interval rules of our DMA-SRT [C] (1 and the theory scale "sqrt"), by a fixed instance
     # feature so that a trial depends on its instance alone
     return "sqrt" if int(inst.flow_volume.sum()) % 2 else 1
 

@@ -1,4 +1,9 @@
-"""Seeded small instances and the specs' worked examples, for the checks.
+"""Seeded small instances and our worked examples, for the checks.
+
+The worked examples are ours [C] (their numbers computed by us, by brute force and exact LPs),
+built to exercise the papers' algorithms: Sincronia's BSSI (Agarwal et al., SIGCOMM 2018) and
+the multi-stage model of Shafiee and Ghaderi (*Scheduling Coflows with Dependency Graph*,
+IEEE/ACM ToN 2021).
 
 Every generator takes a ``numpy.random.Generator`` and returns one instance (integer volumes,
 unit-capacity ports, theory units), small enough for exact optima: order enumeration for the
@@ -85,8 +90,8 @@ def random_coflow(rng: np.random.Generator, *, ports: tuple[int, int] = (2, 5),
 
 
 def e2_instance() -> Instance:
-    """Single-stage spec E2 (Sincronia BSSI trace): 3 x 3, C4 has weight 2.  Ports 1..3 of the
-    spec are 0..2 here."""
+    """Worked example E2 (a BSSI trace, ours [C]): 3 x 3, C4 has weight 2.  Ports 1..3 of the
+    example are 0..2 here."""
     return build_instance(3, coflows=[
         CoflowSpec([(0, 0, 4.0)], id="C1"),
         CoflowSpec([(0, 1, 2.0), (1, 1, 2.0)], id="C2"),
@@ -96,8 +101,8 @@ def e2_instance() -> Instance:
 
 
 def example2() -> Instance:
-    """dag-coflows spec Example 2: J1 (w = 2) fan-in c1, c2 -> c3; J2 (w = 1, rho = 1) chain
-    c4 -> c5; m = 3.  LP (3) optimum 15, Tian LP 18.5."""
+    """Worked example 2 of the multi-stage model (ours [C]): J1 (w = 2) fan-in c1, c2 -> c3; J2 (w =
+    1, rho = 1) chain c4 -> c5; m = 3.  LP (3) optimum 15, Tian LP 18.5."""
     j1 = JobSpec([CoflowSpec(np.array([[2, 0, 0], [0, 1, 0], [0, 0, 0]]), id="c1"),
                   CoflowSpec(np.array([[0, 0, 0], [0, 0, 3], [0, 0, 0]]), id="c2"),
                   CoflowSpec(np.array([[1, 1, 0], [0, 0, 0], [0, 0, 1]]), id="c3")],
@@ -109,8 +114,8 @@ def example2() -> Instance:
 
 
 def example4() -> Instance:
-    """dag-coflows spec Example 4: three jobs on m = 2.  LP (3) optimum 19; primal-dual order
-    (job1, job2, job0) with dual 19."""
+    """Worked example 4 of the multi-stage model (ours [C]): three jobs on m = 2.  LP (3) optimum
+    19; primal-dual order (job1, job2, job0) with dual 19."""
     def one(*rows: list[int]) -> CoflowSpec:
         return CoflowSpec(np.array(rows, dtype=float))
 
@@ -124,8 +129,9 @@ def example4() -> Instance:
 
 
 def sqrt_mu_fixture(k: int) -> Instance:
-    """dag-coflows spec section 9 / Example 6: one job, ``m = k`` servers, ``mu = k^2`` coflows in
-    ``k`` layers of ``k``; every coflow of layer ``l`` is one unit flow ``l -> l``; complete
+    """The ``Omega(sqrt(mu))`` optimality gap that Shafiee and Ghaderi (ToN 2021) state [R], on our
+    instance [C] (the paper's was not recovered): one job, ``m = k`` servers, ``mu = k^2`` coflows
+    in ``k`` layers of ``k``; every coflow of layer ``l`` is one unit flow ``l -> l``; complete
     bipartite Starts-After edges between consecutive layers.  ``Delta = T = k`` and
     ``OPT = k^2`` (makespan)."""
     if k < 1:

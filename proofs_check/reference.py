@@ -52,19 +52,20 @@ MILP_PARAMS = SolveParams(time_limit=30.0)
 
 
 def _log_over_loglog(x: float) -> float:
-    # clamped to 1 where log log x <= 0 (x <= e), dag-coflows spec 1.6 [P]
+    # clamped to 1 where log log x <= 0 (x <= e), our choice [C]: the paper's bounds are O(.)
     if x <= math.e:
         return 1.0
     return math.log(x) / math.log(math.log(x))
 
 
 def g_of(m: int) -> float:
-    """``g(m) = log m / log log m`` of the DAG bounds (dag-coflows 1.6), 1 for ``m <= e``."""
+    """``g(m) = log m / log log m`` of the DAG bounds (Shafiee and Ghaderi, ToN 2021), 1 for
+    ``m <= e``."""
     return _log_over_loglog(float(m))
 
 
 def h_of(m: int, mu: int) -> float:
-    """``h(m, mu) = log(m mu) / log log(m mu)`` (dag-coflows 1.6), 1 for ``m mu <= e``."""
+    """``h(m, mu) = log(m mu) / log log(m mu)`` (ToN 2021, Theorem 3), 1 for ``m mu <= e``."""
     return _log_over_loglog(float(m) * float(mu))
 
 

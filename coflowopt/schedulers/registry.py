@@ -55,8 +55,8 @@ __all__ = [
 
 SEMANTICS = ("fluid", "coflowsim")
 FACTOR_SOURCES = ("R", "C")
-FACTOR_LEGEND = ("factor tags: [R] recovered from the paper, [C] reconstructed by us (see the "
-                 "specs; dag-coflows.md tags the same two cases [S] and [R]/[P])")
+FACTOR_LEGEND = ("factor tags: [R] recovered from the paper, [C] reconstructed by us (see "
+                 "docs/families/index.md)")
 FAMILIES = ("single", "dag", "fair", "learned", "baseline", "exact", "plugin")
 KINDS = ("offline", "online", "exact")
 
@@ -133,7 +133,7 @@ class SchedulerInfo:
     into the validator.  ``supports``: ``"module:function"`` of a structural test beyond those
     flags (e.g. rooted trees only): ``function(instance) -> str | None``, the one-line reason it
     cannot run the instance, imported only when asked.  ``factor_source``: ``"R"`` when the
-    factor is recovered from the paper, ``"C"`` when it is our reconstruction (the spec's
+    factor is recovered from the paper, ``"C"`` when it is our reconstruction (our own
     derivation, e.g. a bound carried over to a reconstructed variant); :attr:`factor_label`
     shows it as ``"4 [R]"`` / ``"O(mu g(m)) [C]"`` (:data:`FACTOR_LEGEND`).
     """
@@ -365,7 +365,7 @@ _TABLE: list[SchedulerInfo] = [
                   "reconstructed)", factor="O(mu g(m))", objective="sum of weighted JCT",
                   multistage=True, job_objective=True, factor_metric="weighted_jct",
                   streams=True, supports="coflowopt.schedulers.dag.gdm:gdm_supports",
-                  factor_source="C"),  # BF rule ours; spec 6.5: BF only adds service
+                  factor_source="C"),  # BF rule ours; it only adds service, so the bound holds
     SchedulerInfo("gdm-rt-bf", "coflowopt.schedulers.dag.gdm:run_gdm_rt_bf",
                   "coflowopt.schedulers.dag.gdm:GDMRTParams", "offline", True, "dag",
                   "G-DM-RT plus backfilling of idle ports in sigma order (G-DM-RT-BF, rule "
@@ -373,7 +373,7 @@ _TABLE: list[SchedulerInfo] = [
                   objective="sum of weighted JCT", multistage=True, job_objective=True,
                   factor_metric="weighted_jct", streams=True,
                   supports="coflowopt.schedulers.dag.gdm:gdm_rt_supports",
-                  factor_source="C"),  # BF rule ours; spec 6.5: BF only adds service
+                  factor_source="C"),  # BF rule ours; it only adds service, so the bound holds
     SchedulerInfo("om-lp", "coflowopt.schedulers.dag.om_lp:run_om_lp",
                   "coflowopt.schedulers.dag.om_lp:OMLPParams", "offline", True, "dag",
                   "Tian et al.'s LP order, coflows one at a time by BNA (the O(m) baseline, "

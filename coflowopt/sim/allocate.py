@@ -7,7 +7,8 @@ rate buffer of length ``F`` in which only the flows of the coflows passed in are
 hot loops are compiled with numba; each is linear in the number of flows it visits and stops
 early once every ingress or every egress port is saturated.
 
-- :func:`greedy`: order-preserving, work-conserving (Sincronia's allocation, spec 5.3).  Each
+- :func:`greedy`: order-preserving, work-conserving (Sincronia's allocation, Agarwal et al.,
+  SIGCOMM 2018).  Each
   coflow in turn splits each port's residual equally among its flows on that port
   (``min(Rem_src / n_src, Rem_dst / n_dst)``), then its flows, in list order, top up to
   ``min(Rem_src, Rem_dst)``.  ``split="ordered"`` skips the equal split (the first flow takes all

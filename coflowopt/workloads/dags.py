@@ -525,7 +525,9 @@ def fb2010_jobs(
 ) -> Instance:
     """Multi-stage jobs made of the coflows of a single-stage trace (FB2010 by default).
 
-    Rule (dag-coflows spec, section 8, "Job synthesis"): shuffle the trace's coflows with the
+    Rule [C] (Shafiee and Ghaderi, IEEE/ACM ToN 2021, build their multi-stage jobs from this trace
+    with the mean number of coflows per job as a knob; how, was not recovered, so the rule is
+    ours): shuffle the trace's coflows with the
     seeded RNG; draw ``mu_j`` uniform on ``{1..2*mean_coflows-1}`` and cut the shuffled list
     into consecutive chunks of those sizes (the last job takes what is left, so it may be
     smaller than drawn).  In each chunk, the shuffled order is the coflow order.  ``"dag"``: an
@@ -546,8 +548,8 @@ def fb2010_jobs(
     ``trace``: an :class:`Instance` (single-stage: no Starts-After/Finishes-Before edges), a
     trace file path, or ``None`` for :func:`~coflowopt.workloads.trace.find_fb2010`.
     ``coflows=N`` keeps only the trace's first ``N`` coflows by arrival (ties: position) before
-    anything else [P]: the O(m) LP baseline has ``C(C-1)`` ordering variables, so its experiments
-    cap the coflows per instance (spec section 8).
+    anything else [C]: the O(m) LP baseline has ``C(C-1)`` ordering variables, so its experiments
+    cap the coflows per instance.
 
     Draw order: permutation, chunk sizes (one draw per trace coflow, the unused tail
     discarded), edges (``"dag"``: one uniform per pair, chunk by chunk; ``"fan-in"``: one parent
@@ -692,7 +694,8 @@ def critical_path_length(instance: Instance, job: int) -> int:
 def is_rooted_tree(instance: Instance, job: int) -> Literal["fan-in", "fan-out"] | None:
     """Whether job position ``job``'s Starts-After DAG is a rooted tree, and which kind.
 
-    Rule (dag-coflows spec 1.4): fan-in iff ``|E| = mu - 1``, the graph is weakly connected,
+    Rule [C] (rooted trees as Definition 5 of Shafiee and Ghaderi, ToN 2021, defines them; the
+    test is ours): fan-in iff ``|E| = mu - 1``, the graph is weakly connected,
     exactly one node has out-degree 0 and all others out-degree 1; fan-out is the same with
     in-degrees.  A path (including a single coflow) satisfies both and is reported as
     ``"fan-in"``.  Finishes-Before edges are ignored; a job without coflows is no tree.

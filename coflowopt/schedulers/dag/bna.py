@@ -1,27 +1,31 @@
-"""BNA, the Birkhoff-von Neumann algorithm for one coflow (Shafiee-Ghaderi, Algorithm 1;
-spec dag-coflows section 2).
+"""BNA, the Birkhoff-von Neumann algorithm for one coflow (Shafiee and Ghaderi,
+*Scheduling Coflows with Dependency Graph*, IEEE/ACM ToN 2021, Sec. III-C, Algorithm 1).
+
+Tags: [R] recovered from the paper, [C] reconstructed by us (legend: docs/families/index.md).
 
 A coflow ``D = (d_sr)`` (integer ``m x m``, in slots) needs at least ``eff(D) = max(max_s
 load_s, max_r load_r)`` slots (Definition 1, eq. (2)); BNA meets it exactly:
 
-* Step A [R: standard BvN; P: the rule] -- north-west-corner augmentation to ``A >= D`` with
+* Step A [C: the standard Birkhoff-von Neumann step, the paper's box was not recovered; the
+  concrete rule is ours] -- north-west-corner augmentation to ``A >= D`` with
   every line sum ``E = eff(D)`` (the added amount is dummy traffic, never sent);
-* Step B [R] -- peel perfect matchings ``L(k)`` on the positive entries of ``A``, each held
-  ``dur_k = min_s A[s, perm_k[s]]`` slots; ``sum_k dur_k = eff(D)``, breakpoints
-  ``tau(k+1) = tau(k) + dur_k``; at most ``m^2 - 2m + 2`` matchings (each step zeroes an
-  entry; Marcus-Ree).
+* Step B [C: standard Birkhoff-von Neumann peeling] -- peel perfect matchings ``L(k)`` on the
+  positive entries of ``A``, each held ``dur_k = min_s A[s, perm_k[s]]`` slots; ``sum_k dur_k =
+  eff(D)``, breakpoints ``tau(k+1) = tau(k) + dur_k``; at most ``m^2 - 2m + 2`` matchings (each step
+  zeroes an entry; Marcus-Ree).
 
-Matching rules [P]: ``"maxweight"`` (spec 2.3: ``scipy.optimize.linear_sum_assignment`` on
-``-A`` over the support; fewer matchings, ``O(m^3)`` per matching) and ``"hk"``, our fast rule
-for big matrices: keep the previous perfect matching, drop the edges whose entry reached zero
-and repair it with augmenting paths on the support (a compiled kernel of this module; each
-repair is ``O(m^2)``, usually far less).  ``"auto"``: ``"maxweight"`` up to
-:data:`AUTO_MAXWEIGHT_PORTS` active ports, ``"hk"`` above (the scheduler default).
+Matching rules [C: our choice, the paper names none]: ``"maxweight"``
+(``scipy.optimize.linear_sum_assignment`` on ``-A`` over the support; fewer matchings, ``O(m^3)``
+per matching) and ``"hk"``, our fast rule for big matrices: keep the previous perfect matching, drop
+the edges whose entry reached zero and repair it with augmenting paths on the support (a compiled
+kernel of this module; each repair is ``O(m^2)``, usually far less).  ``"auto"``: ``"maxweight"`` up
+to :data:`AUTO_MAXWEIGHT_PORTS` active ports, ``"hk"`` above (the scheduler default).
 
-Real-first execution [P] (spec 2.2, 2.5): each ``(s, r)`` pair's matched time goes to its flows
-one after another in flow index order, and only while real data is left.
+Real-first execution [C: our choice; dummy traffic is never sent]: each ``(s, r)`` pair's matched
+time goes to its flows one after another in flow index order, and only while real data is left.
 
-Units [P]: slots of ``quantum / c`` time units (:mod:`coflowopt.schedulers.dag.slots`).
+Units [C: the paper's slots are unit data]: slots of ``quantum / c`` time units
+(:mod:`coflowopt.schedulers.dag.slots`).
 """
 
 from __future__ import annotations
@@ -92,7 +96,7 @@ def _as_matrix(D: Any) -> np.ndarray:
 
 @njit(cache=True)
 def _augment_nw(A: np.ndarray, E: int) -> None:
-    """North-west-corner fill of ``A`` (in place) up to line sums ``E`` (spec 2.2)."""
+    """North-west-corner fill of ``A`` (in place) up to line sums ``E`` (Step A [C])."""
     m = A.shape[0]
     r = np.zeros(m, np.int64)
     c = np.zeros(m, np.int64)
@@ -114,7 +118,7 @@ def _augment_nw(A: np.ndarray, E: int) -> None:
 
 
 def augment(D: np.ndarray) -> np.ndarray:
-    """Step A [R/P]: the north-west-corner augmentation ``A >= D`` of an integer square matrix,
+    """Step A [C]: the north-west-corner augmentation ``A >= D`` of an integer square matrix,
     every row and column sum equal to ``eff(D)``."""
     A = _as_matrix(D).copy()
     if A.size:
@@ -207,7 +211,7 @@ def _peel_hk(A: np.ndarray):
 
 
 def _peel_maxweight(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Step B with the ``"maxweight"`` rule (spec 2.3)."""
+    """Step B with the ``"maxweight"`` rule (Step B [C])."""
     from scipy.optimize import linear_sum_assignment
 
     A = A.copy()
@@ -493,7 +497,7 @@ def bna_plan(instance: Instance, coflows: np.ndarray, demand: np.ndarray, *,
 class BNAParams(Params):
     """``rule``: the matching rule of Step B (``"auto"``: ``"maxweight"`` up to
     :data:`AUTO_MAXWEIGHT_PORTS` active ports, ``"hk"`` above); ``quantum``: volume per slot
-    [P] (a flow needs ``ceil(volume / quantum)`` slots of ``quantum / c`` time units)."""
+    [C] (a flow needs ``ceil(volume / quantum)`` slots of ``quantum / c`` time units)."""
 
     rule: Literal["maxweight", "hk", "auto"] = "auto"
     quantum: float = 1.0

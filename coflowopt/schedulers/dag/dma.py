@@ -1,28 +1,31 @@
-"""DMA, Delay-and-Merge for the makespan of several general-DAG jobs (Shafiee-Ghaderi,
-Algorithm 2, Section IV; spec dag-coflows section 4).
+"""DMA, Delay-and-Merge for the makespan of several general-DAG jobs (Shafiee and Ghaderi,
+*Scheduling Coflows with Dependency Graph*, IEEE/ACM ToN 2021, Sec. IV, Algorithm 2).  Tags:
+[R] recovered from the paper, [C] reconstructed by us (docs/families/index.md).
 
-1. Isolated schedules [S]: each job's coflows in a topological order (spec 1.3, Kahn taking the
-   smallest coflow position among the ready ones [P]), one after another, each by BNA in its
+1. Isolated schedules [R]: each job's coflows in a topological order (any valid one, Sec. IV;
+   Kahn taking the smallest coflow position among the ready ones [C: our tie rule]), one after
+   another, each by BNA in its
    ``eff(D^(cj))`` slots; length ``H_j = sum_c eff(D^(cj))``.
-2. Random delays [S]: ``X_j`` uniform on ``[0, Delta / beta]`` (``Delta = eff(sum_j A^j)``
-   over the jobs of the call, Definition 2), discretised [P] to the integers
+2. Random delays [R]: ``X_j`` uniform on ``[0, Delta / beta]`` (``Delta = eff(sum_j A^j)``
+   over the jobs of the call, Definition 2), discretised [C] to the integers
    ``{0, .., floor(Delta / beta)}`` and drawn in job-position order.
-3. Merge [S]: the count matrix ``M(t)`` of the real pairs (dummy pairs of the augmentation do
-   not count [P], spec 4.5) of the delayed schedules.
-4. Resolve collisions [S]: each slot becomes ``BNA(M(t))`` (``eff(M(t))`` slots; a pair used by
-   several jobs serves them in the jobs' priority order [P]: increasing job position, or the
-   ``order`` given, e.g. G-DM's sigma).  Polynomial form [P] (spec 4.4): the merged schedule
-   is cut into *runs* of constant membership (boundaries at every start and end of a piece of
-   any job) and a run of ``len`` slots with matrix ``M`` becomes ``BNA(len * M)``.  Empty runs
-   take no time [R/P]: idle slots are compressed.  With ``rule="auto"`` (the scheduler
-   default) or ``"hk"`` the colliding runs are resolved by the compiled ``"hk"`` rule in one
-   call [P]; ``"maxweight"`` resolves them one by one in Python.
+3. Merge [R]: the count matrix ``M(t)`` of the real pairs (dummy pairs of the augmentation do
+   not count [C: they carry no data]) of the delayed schedules.
+4. Resolve collisions [R]: each slot becomes ``BNA(M(t))`` (``eff(M(t))`` slots; a pair used by
+   several jobs serves them in the jobs' priority order [C]: increasing job position, or the
+   ``order`` given, e.g. G-DM's sigma).  Polynomial form [C: ours, one BNA per slot is
+   pseudo-polynomial]: the merged schedule is cut into *runs* of constant membership (boundaries at
+   every start and end of a piece of any job) and a run of ``len`` slots with matrix ``M`` becomes
+   ``BNA(len * M)``.  Empty runs take no time [C]: idle slots are compressed.  With ``rule="auto"``
+   (the scheduler default) or ``"hk"`` the colliding runs are resolved by the compiled ``"hk"`` rule
+   in one call [C]; ``"maxweight"`` resolves them one by one in Python.
 
-Makespan ``= sum_t eff(M(t))`` slots.  Theorem 2 [S]: ``O(mu g(m))`` times the optimal makespan
-(in expectation [R]) for any constant ``beta > 1/e``.
+Makespan ``= sum_t eff(M(t))`` slots.  Theorem 2 [R] (proof in Sec. IX-A): ``O(mu g(m))`` times the
+optimal makespan (in expectation [C: our reading of the randomised delays]) for any constant
+``beta > 1/e``.
 
-All jobs are available at the start [R] (Section IV is a makespan problem; releases are G-DM's,
-Section 6): the scheduler refuses an instance with a positive release.  Units [P]: slots of
+All jobs are available at the start [C] (Sec. IV is a makespan problem; releases are G-DM's,
+Algorithm 4): the scheduler refuses an instance with a positive release.  Units [C]: slots of
 ``quantum / c`` time units (:mod:`coflowopt.schedulers.dag.slots`).
 """
 
@@ -79,8 +82,8 @@ def _fit(top: int) -> type:
 
 
 def job_topological_order(instance: Instance) -> np.ndarray:
-    """All coflow positions in the topological order of spec 1.3 [P]: Kahn's algorithm always
-    taking the smallest coflow position among the ready coflows.  Restricted to one job it is
+    """All coflow positions in the topological order [C: the paper allows any]: Kahn's algorithm
+    always taking the smallest coflow position among the ready coflows.  Restricted to one job it is
     that job's order (jobs share no edge)."""
     n = instance.n_coflows
     if instance.starts_after.shape[0] == 0:
@@ -114,7 +117,7 @@ def _coflows_by_job(instance: Instance, topo: np.ndarray) -> list[np.ndarray]:
 
 def isolated_plan(instance: Instance, coflows: Sequence[int] | np.ndarray, demand: np.ndarray, *,
                   rule: str = "maxweight") -> SlotPlan:
-    """DMA step 1 [S]: the given coflows (in this order, e.g. one job's topological order)
+    """DMA step 1 [R]: the given coflows (in this order, e.g. one job's topological order)
     one after another from slot 0, each by BNA in its ``eff`` slots."""
     plans, at = [], 0
     for c in np.asarray(coflows, dtype=_I64).tolist():
@@ -138,7 +141,7 @@ def aggregate_slots(instance: Instance, jobs: np.ndarray, demand: np.ndarray) ->
 
 def draw_delays(rng: np.random.Generator, jobs: np.ndarray, delta: int, beta: float
                 ) -> np.ndarray:
-    """DMA step 2 [S; discretisation P]: ``X_j`` uniform on ``{0, .., floor(Delta / beta)}``,
+    """DMA step 2 [R; discretisation C]: ``X_j`` uniform on ``{0, .., floor(Delta / beta)}``,
     drawn in increasing job position; returned aligned with ``jobs``."""
     jobs = np.asarray(jobs, dtype=_I64)
     hi = math.floor(delta / beta + 1e-12)
@@ -151,8 +154,8 @@ def draw_delays(rng: np.random.Generator, jobs: np.ndarray, delta: int, beta: fl
 def delay_and_merge(instance: Instance, plans: Sequence[SlotPlan], delays: np.ndarray,
                     rank: np.ndarray | None = None, *, rule: str = "maxweight") -> SlotPlan:
     """DMA steps 2-4 on given isolated plans: shift plan ``i`` by ``delays[i]`` slots, merge,
-    and resolve every run of constant membership (spec 4.4 [P]) of ``len`` slots and real-pair
-    count matrix ``M`` by ``BNA(len * M)``, a pair shared by several plans serving them by
+    and resolve every run of constant membership ([C], module docstring) of ``len`` slots and
+    real-pair count matrix ``M`` by ``BNA(len * M)``, a pair shared by several plans serving them by
     increasing ``rank[i]`` (default ``i``); empty runs are dropped (idle compression).  The
     result starts at slot 0 and ends at ``sum over runs of len * eff(M)``.
 
@@ -298,7 +301,7 @@ def check_beta(beta: float) -> None:
 @dataclass(frozen=True)
 class DMAParams(Params):
     """``beta``: the delay-range constant (``X_j`` on ``{0..floor(Delta / beta)}``; must be
-    ``> 1/e``); ``rule``: BNA's matching rule; ``quantum``: volume per slot [P]."""
+    ``> 1/e``); ``rule``: BNA's matching rule; ``quantum``: volume per slot [C]."""
 
     beta: float = 1.0
     rule: Literal["maxweight", "hk", "auto"] = "auto"
@@ -315,7 +318,7 @@ class DMAParams(Params):
 
 def release_refusal(instance: Instance, name: str, instead: str) -> str | None:
     """One line naming the first job with a positive release (the makespan algorithms assume
-    every job available at the start [R]), else ``None``."""
+    every job available at the start [C]), else ``None``."""
     rel = np.maximum(instance.job_release, 0.0)
     crel = np.zeros(instance.n_jobs)
     np.maximum.at(crel, instance.coflow_job, instance.coflow_release)

@@ -1,32 +1,35 @@
 """G-DM and G-DM-RT (Shafiee and Ghaderi, *Scheduling Coflows with Dependency Graph*, the
-paper's Algorithm 4; spec dag-coflows section 6.3, 6.4), with their backfilling variants G-DM-BF
-and G-DM-RT-BF (spec 6.5, :mod:`coflowopt.schedulers.dag.backfill`).
+IEEE/ACM ToN 2021, the paper's Algorithm 4 and its corollary for rooted trees), with their
+backfilling variants G-DM-BF and G-DM-RT-BF (named and evaluated in the paper's simulations, rule
+[C]: :mod:`coflowopt.schedulers.dag.backfill`).  Tags: [R] recovered from the paper, [C]
+reconstructed by us (docs/families/index.md).
 
 Total weighted job completion time ``sum_j w_j C_j`` of multi-stage jobs, in unit slots
-(:mod:`coflowopt.schedulers.dag.slots`).  The steps (symbols of the spec):
+(:mod:`coflowopt.schedulers.dag.slots`).  The steps (the paper's symbols):
 
-1. ``sigma``: the combinatorial primal-dual job order of spec 6.2
-   (:func:`coflowopt.lp.primal_dual_job_order`, [R]).
+1. ``sigma``: the combinatorial primal-dual job order of the paper's Appendix
+   (:func:`coflowopt.lp.primal_dual_job_order`; role [R], steps [C]).
 2. ``D_j``: effective size of the sum of the aggregate coflows ``A^{sigma(1)} + .. + A^j`` of
    ``j`` and every job before it in ``sigma``; ``T_j``: critical path (Definition 3);
    ``rho_j``: release.  All three in slot units, from the flows' slot demands.
-3. ``gamma`` = smallest **positive** entry ``d_sr^{cj}`` of any coflow matrix [P: a literal
+3. ``gamma`` = smallest **positive** entry ``d_sr^{cj}`` of any coflow matrix [C: a literal
    minimum would be 0]; ``T = max_j rho_j + sum of all entries`` (the paper's horizon).
 4. ``B``: smallest integer with ``gamma 2^B >= T``, raised until ``gamma 2^B >= max_j (T_j +
-   rho_j + D_j)`` so that every job is covered [P]; end points ``a_b = gamma 2^b``, ``b = 0..B``
-   (the paper's eq. (4) was not recovered, [R]).
+   rho_j + D_j)`` so that every job is covered [C]; end points ``a_b = gamma 2^b``, ``b = 0..B``
+   (the paper's eq. (4) was not recovered, [C]).
 5. Groups (eq. (5)): ``J_b = {j : a_{b-1} < T_j + rho_j + D_j <= a_b}``; a job of key
-   ``<= a_0`` (a job without data) joins ``J_0`` [P].  Empty groups are skipped.
+   ``<= a_0`` (a job without data) joins ``J_0`` [C].  Empty groups are skipped.
 6. Groups one after another: group ``b`` is scheduled by DMA (G-DM,
    :func:`~coflowopt.schedulers.dag.dma.dma_plan`) or DMA-RT (G-DM-RT,
    :func:`~coflowopt.schedulers.dag.rooted.dma_rt_plan`) on its own jobs (its own ``Delta``),
    with ``sigma`` as the priority on shared pairs, from slot ``S_b = max(F_{b-1}, max_{j in
-   J_b} rho_j)`` (``F_0 = 0``, ``F_b = S_b +`` the group's length) [P].
+   J_b} rho_j)`` (``F_0 = 0``, ``F_b = S_b +`` the group's length) [C].
 
-Guarantees [S]: G-DM is an ``O(mu g(m))``-approximation of the total weighted completion time
-(in expectation, [R]); G-DM-RT an ``O(sqrt(mu) g(m) h(m, mu))``-approximation for rooted trees.
-The random delays of DMA come from ``numpy.random.default_rng(seed)``, drawn group by group in
-order: the same seed gives the same schedule.
+Guarantees [R] (proof in Sec. IX-C): G-DM is an ``O(mu g(m))``-approximation of the total weighted
+completion time (in expectation, [C: our reading]); G-DM-RT an ``O(sqrt(mu) g(m) h(m,
+mu))``-approximation for rooted trees. The random delays of DMA come from
+``numpy.random.default_rng(seed)``, drawn group by group in order: the same seed gives the same
+schedule.
 """
 
 from __future__ import annotations
@@ -98,7 +101,7 @@ class GDMParams(Params):
 @dataclass(frozen=True)
 class GDMRTParams(GDMParams):
     """:class:`GDMParams` plus ``l_I``: DMA-SRT's interval length in slots (an integer
-    ``>= 1``, or ``"sqrt"`` [P]: per job, see
+    ``>= 1``, or ``"sqrt"`` [C]: per job, see
     :func:`coflowopt.schedulers.dag.rooted.interval_length`)."""
 
     l_I: int | str = 1
@@ -168,7 +171,7 @@ def _job_loads(instance: Instance, demand: np.ndarray) -> np.ndarray:
 
 def _gamma(instance: Instance, demand: np.ndarray) -> int:
     """Smallest positive entry ``d_sr^{cj}`` of the coflows' slot-demand matrices (flows of one
-    coflow on one pair summed); 1 when there is none [P]."""
+    coflow on one pair summed); 1 when there is none [C]."""
     pos = demand > 0
     if not pos.any():
         return 1
@@ -181,7 +184,7 @@ def _gamma(instance: Instance, demand: np.ndarray) -> int:
 
 @dataclass(frozen=True)
 class GDMGroups:
-    """The grouping of G-DM (spec 6.3, Algorithm 4), all in slot units.
+    """The grouping of G-DM (Algorithm 4, eqs. (4)-(5)), all in slot units.
 
     ``order``: ``sigma`` (job positions, first first); per job: ``critical`` (``T_j``),
     ``release`` (``rho_j``), ``D`` (``D_j``), ``key`` (``T_j + rho_j + D_j``) and ``group``
@@ -212,11 +215,11 @@ class GDMGroups:
 
 def gdm_groups(instance: Instance, order_result: JobOrderResult, demand: np.ndarray, *,
                B: int | None = None, quantum: float = 1.0) -> GDMGroups:
-    """G-DM's groups ``J_b`` (spec 6.3 steps 2-5) from the job order ``order_result`` and the
-    flows' slot demands ``demand``.
+    """G-DM's groups ``J_b`` (Algorithm 4, steps 2-5 above) from the job order ``order_result`` and
+    the flows' slot demands ``demand``.
 
     ``B``: the number of doublings to use; ``None`` (default) takes the smallest ``B`` with
-    ``gamma 2^B >= T``.  Either way ``B`` is raised until ``gamma 2^B`` covers every key [P].
+    ``gamma 2^B >= T``.  Either way ``B`` is raised until ``gamma 2^B`` covers every key [C].
     ``quantum``: the slot quantum ``demand`` was made with (converts releases to slots).
     """
     inst = instance
@@ -262,7 +265,7 @@ def gdm_groups(instance: Instance, order_result: JobOrderResult, demand: np.ndar
 
 
 def coflow_priority(instance: Instance, job_order: np.ndarray) -> np.ndarray:
-    """Backfilling rank of every coflow (spec 6.5): job position in ``job_order``, then the
+    """Backfilling rank of every coflow (the BF rule [C]): job position in ``job_order``, then the
     coflow's place in the topological order (0 = served first)."""
     inst = instance
     pos = np.empty(inst.n_jobs, dtype=_I64)
@@ -397,17 +400,17 @@ def run_gdm(instance: Instance, params: GDMParams, sink: RateSink, *, seed: Any 
 
 def run_gdm_rt(instance: Instance, params: GDMRTParams, sink: RateSink, *, seed: Any = None,
                progress: Any = None) -> Outcome:
-    """G-DM-RT (spec 6.4): G-DM with DMA-RT per group; rooted-tree jobs only."""
+    """G-DM-RT (Algorithm 4's rooted-tree corollary): DMA-RT per group; rooted-tree jobs only."""
     return _run("gdm-rt", instance, params, seed, sink, rooted=True, bf=False)
 
 
 def run_gdm_bf(instance: Instance, params: GDMParams, sink: RateSink, *, seed: Any = None,
                progress: Any = None) -> Outcome:
-    """G-DM-BF: G-DM's plan with the backfilling rule of spec 6.5 ([R]/[P])."""
+    """G-DM-BF: G-DM's plan with the backfilling rule [C] (``dag.backfill``)."""
     return _run("gdm-bf", instance, params, seed, sink, rooted=False, bf=True)
 
 
 def run_gdm_rt_bf(instance: Instance, params: GDMRTParams, sink: RateSink, *, seed: Any = None,
                   progress: Any = None) -> Outcome:
-    """G-DM-RT-BF: G-DM-RT's plan with the backfilling rule of spec 6.5 ([R]/[P])."""
+    """G-DM-RT-BF: G-DM-RT's plan with the backfilling rule [C] (``dag.backfill``)."""
     return _run("gdm-rt-bf", instance, params, seed, sink, rooted=True, bf=True)

@@ -1,32 +1,36 @@
 """The LP-based ``O(m)``-approximation of Tian, Tian, Dai and Wang for the total weighted job
 completion time of multi-stage jobs (INFOCOM 2018; Computer Networks 2019), the baseline of the
-paper's simulations (spec dag-coflows section 7).
+simulations of Shafiee and Ghaderi (*Scheduling Coflows with Dependency Graph*, IEEE/ACM ToN
+2021; their refs. [11, 5]).  Tags: [R] recovered from the paper, [C] reconstructed by us
+(docs/families/index.md).
 
-[S] LP on ordering variables, coflows scheduled one at a time, ratio ``2M + 1`` (``M`` servers).
-Our reconstruction [R] (spec 7.2, 7.3):
+[R] (Shafiee and Ghaderi's description and the INFOCOM 2018 abstract) LP on ordering variables,
+coflows scheduled one at a time, ratio ``2M + 1`` (``M`` servers).  The LP and the rounding are
+our reconstruction [C] (neither paper's LP could be read; modelled on the LP-OV-LS ordering LP of
+Shafiee and Ghaderi, IEEE/ACM ToN 2018, plus the DAG):
 
-1. Solve the LP of 7.2 (:func:`coflowopt.lp.tian_lp`): ``min sum_j w_j C_j`` subject to (T1)
+1. Solve the LP (:func:`coflowopt.lp.tian_lp`): ``min sum_j w_j C_j`` subject to (T1)
    ``C_c >= rho_{j(c)} + eff_c``, (T2) ``C_c >= C_u + eff_c`` per Starts-After edge ``u -> c``,
    (T3) ``C_c >= L_ic + sum_{c' != c} L_ic' delta_{c'c}`` per port ``i``, (T4) ``delta_{cc'} +
    delta_{c'c} = 1``, (T5) ``C_j >= C_c``; ``fix_precedence`` fixes ``delta_{uc} = 1`` for every
-   ancestor ``u`` of ``c`` [P].
+   ancestor ``u`` of ``c`` [C: optional strengthening].
 2. Sort the coflows by their LP value ``C_c`` (ties: topological order, then position).  Every
    predecessor comes first (``C_c >= C_u + eff_c > C_u`` by (T2); asserted).
 3. One coflow at a time in that order, each by BNA
    (:func:`~coflowopt.schedulers.dag.bna.bna_plan`) in ``eff_c`` slots, starting at
    ``max(end of the previous coflow, the coflow's release slot)``.
 
-Why ``2M + 1`` [R]: by (T3) the load of the coflows sorted up to ``c`` on any port is at most
+Why ``2M + 1`` [C]: by (T3) the load of the coflows sorted up to ``c`` on any port is at most
 ``2 C_c``, and ``eff`` of a coflow is at most the sum of its ``M`` source loads, so coflow ``c``
 ends by ``(2M + 1) C_c``.  Units: unit slots (:mod:`~coflowopt.schedulers.dag.slots`); with
 integer volumes and ``quantum = 1`` on capacity-1 ports the slotted schedule is the one the
 bound speaks of.
 
-``backfill=True`` adds the backfilling rule of spec 6.5 [P] (coflow priority = LP order), a
-variant reported separately.  An LP that is not solved (time limit, solver error) ends the run
-with one line (:class:`OMLPError`, a :class:`~coflowopt.schedulers.SolverStopped`), never a
-traceback from the solver.  The run says its phases and the LP's size
-(:mod:`~coflowopt.schedulers.lp_phases`).
+``backfill=True`` adds the backfilling rule [C] of :mod:`~coflowopt.schedulers.dag.backfill` (coflow
+priority = LP order), a variant reported separately.  An LP that is not solved (time limit, solver
+error) ends the run with one line (:class:`OMLPError`, a
+:class:`~coflowopt.schedulers.SolverStopped`), never a traceback from the solver.  The run says its
+phases and the LP's size (:mod:`~coflowopt.schedulers.lp_phases`).
 """
 
 from __future__ import annotations
@@ -62,8 +66,8 @@ class OMLPError(SolverStopped):
 
 @dataclass(frozen=True)
 class OMLPParams(Params):
-    """``fix_precedence``: fix ``delta_{uc} = 1`` for every ancestor ``u`` of ``c`` [P];
-    ``backfill``: apply the backfilling rule of spec 6.5 to the sequential plan; ``quantum``:
+    """``fix_precedence``: fix ``delta_{uc} = 1`` for every ancestor ``u`` of ``c`` [C];
+    ``backfill``: apply the backfilling rule [C] to the sequential plan; ``quantum``:
     volume per slot; ``time_limit``: seconds for the LP solve (``inf``: none);
     ``max_nonzeros``: refuse (one line) an LP with more constraint nonzeros than this, before
     building it (about ``ports with load x C^2`` for ``C`` coflows; ~50 bytes each in the
@@ -136,8 +140,8 @@ def solve_lp(instance: Instance, params: OMLPParams, phases: Phases | None = Non
 
 def om_lp_plan(instance: Instance, order: np.ndarray, demand: np.ndarray,
                release_slot: np.ndarray) -> tuple[SlotPlan, np.ndarray]:
-    """The sequential plan (spec 7.3): coflows in ``order``, each by BNA from ``max(previous
-    end, its release slot)``.  Returns the plan and each coflow's start slot."""
+    """The sequential plan ([C], module docstring step 3): coflows in ``order``, each by BNA from
+    ``max(previous end, its release slot)``.  Returns the plan and each coflow's start slot."""
     from coflowopt.schedulers.dag.bna import bna_plan
 
     inst = instance
@@ -167,7 +171,7 @@ def om_lp_plan(instance: Instance, order: np.ndarray, demand: np.ndarray,
 def run_om_lp(instance: Instance, params: OMLPParams, sink: RateSink, *, seed: Any = None,
               progress: Any = None) -> Outcome:
     """Tian et al.'s ``O(m)`` baseline: their LP, coflows one at a time in LP order by BNA
-    (with ``backfill``: then the rule of spec 6.5).  Deterministic (``seed`` unused)."""
+    (with ``backfill``: then the backfilling rule [C]).  Deterministic (``seed`` unused)."""
     from coflowopt.schedulers.dag.gdm import release_slots
 
     why = om_lp_supports(instance)

@@ -1,34 +1,38 @@
-"""DMA-SRT (one rooted tree, Shafiee-Ghaderi Algorithm 3) and DMA-RT (many rooted trees),
-Section V; spec dag-coflows section 5.
+"""DMA-SRT (one rooted tree, Algorithm 3) and DMA-RT (many rooted trees) of Shafiee and
+Ghaderi, *Scheduling Coflows with Dependency Graph*, IEEE/ACM ToN 2021, Sec. V.  Tags: [R]
+recovered from the paper, [C] reconstructed by us (docs/families/index.md).
 
-DMA-SRT, our always-feasible version (spec 5.2; skeleton [S], details [R]/[P]), for one job
+DMA-SRT, our always-feasible version (skeleton [R], Sec. V-A; details [C]: the interval length,
+the path-delay range and the cutting into pieces were not recovered), for one job
 whose DAG is a fan-in tree (root ``R_j``, leaves ``S_0``):
 
 1. every coflow ``c`` by BNA in ``eff_c`` slots, cut into ``n_c = ceil(eff_c / l_I)`` pieces of
    ``l_I`` consecutive slots (the last may be shorter); piece ``q`` is the matrix ``B_{c,q}``;
 2. the path sub-jobs ``P_j``: one path from every leaf to the root (ordered by leaf position
-   [P]);
-3. path delays ``Y_p`` uniform on ``{0, .., floor(Delta_j / (beta l_I))}`` intervals [P],
-   drawn in path order;
+   [C]);
+3. path delays ``Y_p`` uniform on ``{0, .., floor(Delta_j / (beta l_I))}`` intervals [C: mirrors
+   DMA's range], drawn in path order;
 4. candidate starts along ``p = (c_1, .., c_L)``: ``t_{c_1,p} = Y_p``,
    ``t_{c_{a+1},p} = t_{c_a,p} + n_{c_a}``;
 5. real starts in topological order: ``ready(c) = max_u (t_u + n_u)`` over the in-neighbours
    (0 for a leaf), ``t_c = min { t_{c,p} : p contains c, t_{c,p} >= ready(c) }`` (never empty);
 6. interval ``k`` holds ``D_k = sum_{t_c <= k < t_c + n_c} B_{c, k - t_c}`` and becomes
    ``BNA(D_k)`` (``eff(D_k)`` slots; real-first, flows of a pair by flow index); empty
-   intervals are skipped.  Computed [P] once per run of intervals of constant membership
+   intervals are skipped.  Computed [C] once per run of intervals of constant membership
    (equal ``D_k``) and repeated along the run: the same pieces as interval by interval.
 
-``l_I`` [P]: an integer (default 1, the finest) or ``"sqrt"``: ``max(1, round(max(Delta_j,
-T_j) / sqrt(mu_j)))`` (the theory-motivated scale, spec 5.2 [R]).  A fan-out tree [P] (5.3):
+``l_I`` [C]: an integer (default 1, the finest) or ``"sqrt"``: ``max(1, round(max(Delta_j,
+T_j) / sqrt(mu_j)))`` (the theory-motivated scale of Theorem 3, our guess [C]).  A fan-out tree [C:
+the paper
+only says "similar"]:
 reverse the edges, schedule the fan-in tree, reverse the order of the slots.
-Theorem 3 [S]: ``O(sqrt(mu) h(m, mu))`` times the optimal makespan.
+Theorem 3 [R] (proof in Sec. IX-B): ``O(sqrt(mu) h(m, mu))`` times the optimal makespan.
 
-DMA-RT (spec 5.4 [S; section V-B guessed]): DMA-SRT on every job separately (the isolated
+DMA-RT [R] (Sec. V): DMA-SRT on every job separately (the isolated
 schedules), then DMA's steps 2-4 (:func:`coflowopt.schedulers.dag.dma.delay_and_merge`) with
-``Delta`` of all jobs.  Theorem 4 [S]: ``O(sqrt(mu) g(m) h(m, mu))``.
+``Delta`` of all jobs.  Theorem 4 [R] (proof in Sec. IX-B): ``O(sqrt(mu) g(m) h(m, mu))``.
 
-Both are makespan algorithms with every job available at the start [R]; units [P]: slots of
+Both are makespan algorithms with every job available at the start [C]; units [C]: slots of
 ``quantum / c`` time units (:mod:`coflowopt.schedulers.dag.slots`).
 """
 
@@ -86,8 +90,8 @@ _INV_E = 1.0 / math.e
 
 
 def rooted_tree_kind(instance: Instance, job: int) -> Literal["fan-in", "fan-out"] | None:
-    """``"fan-in"`` / ``"fan-out"`` when job position ``job``'s DAG is a rooted tree (spec 1.4
-    [P]; a path is ``"fan-in"``), else ``None``
+    """``"fan-in"`` / ``"fan-out"`` when job position ``job``'s DAG is a rooted tree (Definition 5,
+    detection rule [C]; a path is ``"fan-in"``), else ``None``
     (:func:`coflowopt.workloads.dags.is_rooted_tree`)."""
     return is_rooted_tree(instance, job)
 
@@ -143,7 +147,7 @@ def _tree(instance: Instance, job: int, kind: str) -> tuple[np.ndarray, dict[int
 
 
 def interval_length(instance: Instance, job: int, demand: np.ndarray, l_I: int | str) -> int:
-    """``l_I`` in slots: the integer given, or for ``"sqrt"`` [P]
+    """``l_I`` in slots: the integer given, or for ``"sqrt"`` [C]
     ``max(1, round(max(Delta_j, T_j) / sqrt(mu_j)))`` (``Delta_j``, ``T_j`` in slots)."""
     if isinstance(l_I, str):
         if l_I != "sqrt":
@@ -170,7 +174,7 @@ def interval_length(instance: Instance, job: int, demand: np.ndarray, l_I: int |
 def dma_srt_plan(instance: Instance, job: int, demand: np.ndarray, *, rng: np.random.Generator,
                  beta: float = 1.0, l_I: int | str = 1, rule: str = "maxweight",
                  path_delays: np.ndarray | None = None) -> SlotPlan:
-    """DMA-SRT (Algorithm 3; spec 5.2, fan-out by reversal 5.3) of job position ``job`` (a
+    """DMA-SRT (Algorithm 3, our version [C]; fan-out by reversal [C]) of job position ``job`` (a
     rooted tree) from slot 0, releases ignored.  ``path_delays``: explicit ``Y_p`` (intervals)
     per leaf-to-root path, paths ordered by leaf position, instead of drawing them."""
     check_beta(beta)
@@ -324,7 +328,7 @@ def dma_rt_plan(instance: Instance, jobs: np.ndarray, demand: np.ndarray, *,
                 rng: np.random.Generator, beta: float = 1.0, l_I: int | str = 1,
                 rule: str = "maxweight", order: np.ndarray | None = None,
                 delays: np.ndarray | None = None) -> SlotPlan:
-    """DMA-RT (spec 5.4) of the given jobs (rooted trees) from slot 0, releases ignored:
+    """DMA-RT (Sec. V) of the given jobs (rooted trees) from slot 0, releases ignored:
     DMA-SRT per job (path delays drawn job by job in the order of ``jobs``' positions), then
     DMA's delay, merge and resolution with ``Delta`` of all the given jobs.  ``order`` and
     ``delays`` as in :func:`coflowopt.schedulers.dag.dma.dma_plan`."""
@@ -361,8 +365,8 @@ def _check_common(obj: Any) -> None:
 @dataclass(frozen=True)
 class DMASRTParams(Params):
     """``beta`` (``> 1/e``): path delays on ``{0..floor(Delta_j / (beta l_I))}``; ``l_I``:
-    interval length in slots, or ``"sqrt"`` [P]; ``rule``: BNA's matching rule; ``quantum``:
-    volume per slot [P]."""
+    interval length in slots, or ``"sqrt"`` [C]; ``rule``: BNA's matching rule; ``quantum``:
+    volume per slot [C]."""
 
     beta: float = 1.0
     l_I: int | str = 1

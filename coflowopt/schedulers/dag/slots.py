@@ -1,7 +1,8 @@
 """Slotted schedules of the DAG family: the slot plan (run-length form) and its executor.
 
-Units [P] (spec dag-coflows 1.1, 2.5).  The algorithms of this family work in unit slots on
-capacity-1 ports with integer demands.  An :class:`~coflowopt.Instance` has ports of one
+Units [C] (Shafiee and Ghaderi, ToN 2021, model [R]: unit slots, unit port capacity, integer
+data; the conversion from real volumes is ours).  The algorithms of this family work in unit slots
+on capacity-1 ports with integer demands.  An :class:`~coflowopt.Instance` has ports of one
 capacity ``c`` (a non-uniform fabric is refused: :func:`uniform_fabric_refusal`) and real
 volumes.  With ``quantum`` (volume per slot, default 1.0) a flow's integer demand is
 ``ceil(volume / quantum - 1e-9)`` (at least 1 for a positive volume, 0 for a zero volume),
@@ -9,9 +10,9 @@ one slot lasts ``quantum / c`` time units, and slot ``s`` is
 ``[origin + s quantum / c, origin + (s + 1) quantum / c)``.  Theory instances (capacity 1,
 integer volumes, quantum 1) are then exact.
 
-Execution is real-first [P]: a flow's pieces run at the port rate ``c`` in time order and its
-last piece is cut short so that it serves exactly its real volume (its ports idle for the rest
-of that slot); dummy traffic of the augmentation (spec 2.2) is never sent.
+Execution is real-first [C: our choice]: a flow's pieces run at the port rate ``c`` in time order
+and its last piece is cut short so that it serves exactly its real volume (its ports idle for the
+rest of that slot); dummy traffic of BNA's augmentation (its Step A) is never sent.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ class SlotPlan:
 
 
 def slot_demand(instance: Instance, quantum: float = 1.0) -> np.ndarray:
-    """Integer demand of every flow in slots [P]: ``ceil(volume / quantum - 1e-9)``, at least 1
+    """Integer demand of every flow in slots [C]: ``ceil(volume / quantum - 1e-9)``, at least 1
     for a positive volume (0 for a zero volume)."""
     q = float(quantum)
     if not (math.isfinite(q) and q > 0):

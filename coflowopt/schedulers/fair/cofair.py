@@ -1,10 +1,16 @@
 """CoFair (De Pellegrini, Gupta, El Azouzi, Gueye, Richier, Leguay, "Fair Coflow Scheduling
 via Controlled Slowdown", TPDS 2022, Alg. 2): a primal-dual sigma-order under slowdown
-deadlines, served by the order-preserving greedy allocation (single-stage spec section 4).
+deadlines, served by the order-preserving greedy allocation.  Tags: [R] recovered from the paper,
+[C] reconstructed by us (docs/families/index.md).
 
-The paper's listing was not recovered; this is the spec's reconstruction [INF] (4.3).  With
+The paper's listing was not recovered; its prose gives the ingredients [R] (a primal-dual
+sigma-order after Mastrolilli et al.'s concurrent open-shop algorithm, a pivot bottleneck port,
+Smith's rule over the feasible tail coflows, weight updates by Gaussian elimination for the
+pivot and the feasible tails, the infeasibility exit of its line 10).  The listing below is our
+reconstruction [C] from those ingredients.  With
 port loads ``p[l][j]`` in time units (volume / ``B_l``), weights ``w_j`` and deadlines
-``D_j = r_j + E C_j^0 / phi_j`` (4.2, [INF]; ``C_j^0`` the isolation time, ``phi_j`` the
+``D_j = r_j + E C_j^0 / phi_j`` ([C]: the paper's constraint (7) read as a deadline; ``C_j^0`` the
+isolation time, ``phi_j`` the
 preference, ``E`` the slowdown budget of constraint (7))::
 
     A <- C ; alpha_j <- w_j
@@ -17,17 +23,19 @@ preference, ``E`` the slowdown budget of constraint (7))::
         alpha_j  <- alpha_j - alpha_sigma(k) p[mu][j] / p[mu][sigma(k)]   for j in F   (line 12)
         A <- A minus sigma(k)
 
-``update="pivot-port"`` is the spec's alternative reading [INF]: the elimination step on every
-coflow of ``A`` on ``mu`` (as Sincronia's Scale), which may drive some ``alpha_j`` below 0.
-With ``E = inf`` every coflow on ``mu`` is a feasible tail and the order is exactly
+``update="pivot-port"`` is the alternative reading [C] of the paper's update lines: the elimination
+step on every coflow of ``A`` on ``mu`` (as Sincronia's Scale), which may drive some ``alpha_j``
+below 0. With ``E = inf`` every coflow on ``mu`` is a feasible tail and the order is exactly
 Sincronia's BSSI (:func:`coflowopt.orders.bssi`, same arithmetic, same ties).
 
 The output satisfies the *relaxed* deadlines ``T(A_k) <= D_sigma(k)``; under the greedy
-allocation a coflow's slowdown is then at most ``2 E / phi_j`` (4.3, [INF]).  The exit fires iff
-``E < E_MPS`` for a batch (``r = 0``), where ``E_MPS`` is MPS (3.3, :func:`coflowopt.lp.mps`,
-the one implementation; a lower bound on the exact ``E*`` of :func:`coflowopt.lp.min_slowdown`).
-A run that exits raises :class:`~coflowopt.NoFeasibleSchedule` naming the pivot port and the
-coflows whose deadlines are all earlier than its load: a proven result, not a failure.
+allocation a coflow's slowdown is then at most ``2 E / phi_j`` ([C]: our bound; a flow waits only
+while one of its two ports serves higher-priority traffic).  The exit fires iff
+``E < E_MPS`` for a batch (``r = 0``), where ``E_MPS`` is MPS (the paper's Alg. 1, reconstructed
+[C]: :func:`coflowopt.lp.mps`, the one implementation; a lower bound on the exact ``E*`` of
+:func:`coflowopt.lp.min_slowdown`). A run that exits raises :class:`~coflowopt.NoFeasibleSchedule`
+naming the pivot port and the coflows whose deadlines are all earlier than its load: a proven
+result, not a failure.
 
 Slowdown target.  Meeting the relaxed deadlines does not mean meeting ``E``: the greedy
 allocation can take up to ``2 E`` (above), and ``E_MPS`` is only a lower bound on ``E*``
@@ -44,26 +52,27 @@ proves ``E < E*`` raises :class:`~coflowopt.NoFeasibleSchedule` (the target cann
 any schedule); online the run keeps its fallback schedule and reports ``target_feasible =
 False``.
 
-Cost: ``O(N (M + N))`` after an ``O(flows)`` set-up, as [CF] states (here the feasible-tail scan
-visits only the coflows on the pivot port).  Compiled (numba), so an order of 10,000 coflows on
-150 ports takes well under a second.
+Cost: ``O(N (M + N))`` after an ``O(flows)`` set-up, as the CoFair paper states [R] (here the
+feasible-tail scan visits only the coflows on the pivot port).  Compiled (numba), so an order of
+10,000 coflows on 150 ports takes well under a second.
 
-Schedules (4.4): ``mode="offline"`` serves the one sigma-order of the whole instance through
+Schedules: ``mode="offline"`` serves the one sigma-order of the whole instance through
 :func:`coflowopt.sim.order_schedule` (compiled, streamed into the validator).
-``mode="online"`` [PROP] recomputes the order at every arrival and departure on the remaining
-volumes with residual deadlines ``D_j - t``; when the exit fires it falls back to the MPS order
-of the active set (below) and counts that in ``meta["fallbacks"]`` (re-orders in
-``meta["orders"]``, the first fallback's time and reason in ``meta["first_fallback"]``).  It runs
+``mode="online"`` [C: the paper's online use was not recovered] recomputes the order at every
+arrival and departure on the remaining volumes with residual deadlines ``D_j - t``; when the exit
+fires it falls back to the MPS order of the active set (below) and counts that in
+``meta["fallbacks"]`` (re-orders in ``meta["orders"]``, the first fallback's time and reason in
+``meta["first_fallback"]``).  It runs
 on the compiled engine (:func:`cofair_rank`, a rank function of :mod:`coflowopt.sim.policy`:
 the re-order inside the event loop, the same greedy order-preserving allocation as Sincronia's,
 streamed into the validator); ``engine="reference"`` runs the same step
 (:func:`coflowopt.orders.cofair_online`, the one implementation) as a re-ranking callback on
 the reference engine.  The whole FB2010 trace online: BENCHMARKS.md, "fair: speed".
 
-Choices where the spec is silent ([PROP], parameters where they matter):
+Choices where the paper, as recovered, is silent ([C], parameters where they matter):
 
-- ``E`` default: ``slowdown = 1`` times ``E_MPS``, the fairest budget CoFair can meet (the
-  spec's sweep is in multiples of ``E_MPS``); ``E_MPS`` of the instance read as a batch (MPS
+- ``E`` default: ``slowdown = 1`` times ``E_MPS``, the fairest budget CoFair can meet (our
+  trade-off sweeps are in multiples of ``E_MPS``); ``E_MPS`` of the instance read as a batch (MPS
   ignores releases), which is always met offline since releases only move deadlines later;
 - feasibility is tested with a relative tolerance of 1e-9 of the largest port load (``E`` equal
   to ``E_MPS`` must pass despite rounding in ``E_MPS C_j^0``);
@@ -73,7 +82,8 @@ Choices where the spec is silent ([PROP], parameters where they matter):
   of the active set whose slowdown would be smallest if it finished at ``t + T(A)``, i.e.
   ``argmin phi_j (t - r_j + T(A)) / C_j^0`` (ties: the highest position).  For a batch at
   ``t = 0`` this is exactly MPS's order (ascending ``C_j^0 / phi_j``), and it minimises the
-  largest relaxed slowdown of the active set over all orders (3.3's optimality argument).
+  largest relaxed slowdown of the active set over all orders (Lawler's argument, as for
+  MPS: :func:`coflowopt.lp.mps`).
 """
 
 from __future__ import annotations
@@ -201,7 +211,7 @@ class CoFairTrace:
 
 
 def cofair_deadlines(instance: Instance, E: float, phi: Any = None) -> np.ndarray:
-    """``D_j = r_j + E C_j^0 / phi_j`` (spec 4.2, [INF]; ``inf`` everywhere for ``E = inf``),
+    """``D_j = r_j + E C_j^0 / phi_j`` ([C], module docstring; ``inf`` everywhere for ``E = inf``),
     in the instance's time unit."""
     ph = _phi(instance, phi)
     if math.isinf(E):
@@ -275,14 +285,14 @@ def _infeasible(mu: int, sigma: np.ndarray, cptr: np.ndarray, cport: np.ndarray,
 def cofair_order(loads: Instance | Any, weights: Any = None, deadlines: Any = None, *,
                  capacity: Any = None, update: str = "tails", ids: Any = None,
                  rtol: float = FEAS_RTOL) -> np.ndarray:
-    """CoFair's primal-feasible sigma-order (spec 4.3, [INF]; module docstring).
+    """CoFair's primal-feasible sigma-order (Alg. 2 as reconstructed [C]; module docstring).
 
     ``loads``: an :class:`~coflowopt.Instance` (its full port loads; ``weights`` default to the
     coflow weights, ``ids`` to the coflow ids), or ``(N, P)`` port loads ``p[j][l]`` (dense or
     scipy sparse; ports ``0..m-1`` ingress, ``m..2m-1`` egress), divided by ``capacity`` when
     given (time units, as :func:`coflowopt.orders.bssi`).  ``weights``: ``w_j`` (default 1);
     ``deadlines``: ``D_j`` in the loads' time units (default ``inf``: BSSI's order; see
-    :func:`cofair_deadlines`); ``update``: ``"tails"`` (the spec's reading) or
+    :func:`cofair_deadlines`); ``update``: ``"tails"`` (our main reading [C]) or
     ``"pivot-port"`` (the alternative).  Returns positions ``0..N-1``, highest priority first.
     Raises :class:`~coflowopt.NoFeasibleSchedule` (one line: the pivot port, its load, the
     coflows on it and their deadlines; ``where`` = the id of the one with the latest deadline)
@@ -294,7 +304,7 @@ def cofair_order(loads: Instance | Any, weights: Any = None, deadlines: Any = No
 
 def mps_fallback_order(instance: Instance, coflows: Any, remaining: Any, t: float,
                        phi: Any = None) -> np.ndarray:
-    """The online fallback (module docstring, [PROP]): ``coflows`` (positions) in the order of
+    """The online fallback (module docstring, [C]): ``coflows`` (positions) in the order of
     MPS's backward rule on their ``remaining`` volumes at time ``t``; for a batch at ``t = 0``
     on full volumes, exactly the order of :func:`coflowopt.lp.mps`."""
     c = np.asarray(coflows, dtype=np.int64)
@@ -338,9 +348,9 @@ def _phi(instance: Instance, phi: Any) -> np.ndarray:
 class CoFairParams(Params):
     """``E``: the slowdown budget of constraint (7) (absolute; ``inf``: no constraint, BSSI's
     order), or ``slowdown``: a factor over ``E_MPS`` (``slowdown=1.25``: ``E = 1.25 E_MPS``);
-    neither given: ``slowdown=1``, i.e. ``E = E_MPS`` ([PROP]).  ``phi``: the preference
+    neither given: ``slowdown=1``, i.e. ``E = E_MPS`` ([C]).  ``phi``: the preference
     ``phi_j`` (default 1; a number, one per coflow, or ``"volume"`` for ``V_j``).  ``mode``:
-    ``offline`` (one order) or ``online`` (re-ordered at arrivals and departures, [PROP]).
+    ``offline`` (one order) or ``online`` (re-ordered at arrivals and departures, [C]).
     ``update``: ``tails`` or ``pivot-port`` (module docstring).  ``engine``: ``fast`` (the
     compiled engine, both modes) or ``reference``.  ``target_lp``: when the realised schedule
     misses ``E``, decide with the exact slowdown LP whether any schedule meets it
@@ -417,7 +427,7 @@ def _fallback_reason(inst: Instance, coflows: np.ndarray, remaining: np.ndarray,
 
 
 class _Online:
-    """The online order on the reference engine (4.4, [PROP]): the re-ranking callback of
+    """The online order on the reference engine ([C]): the re-ranking callback of
     :func:`coflowopt.sim.order_schedule`, calling the compiled step that :func:`cofair_rank`
     calls on the compiled engine (:func:`coflowopt.orders.cofair_online`)."""
 

@@ -1,26 +1,30 @@
 """IAOA (placeholder): a stand-in for the Information-Agnostic Online Algorithm of [Wang et
-al., 2019] that DeepWeave compares against (single-stage spec 8.3, [PROP]).
+al., 2019] that DeepWeave (Sun et al., IJCAI 2020, Sec. 4.1) compares against.  Tags: [R] recovered
+from the paper, [C] reconstructed by us (docs/families/index.md).
 
-**This is not IAOA.**  The paper was not found (spec 13.11); all that is known is DeepWeave's
-one-line description (weighted CCT, non-preemptive, a heuristic with factor 2, blind to
-coflow correlations in job DAGs).  Until the paper is available this module implements the
-spec's proposal, and its numbers must never be reported as IAOA's (``meta["placeholder"]``).
+**This is not IAOA.**  When this module was written the paper had not been found; all that was
+known is DeepWeave's one-line description [R] (weighted CCT, non-preemptive, a heuristic with
+factor 2, blind to coflow correlations in job DAGs).  The authors' conference draft (Zhang,
+Shi, Yin, Wang, Guo, "Yosemite: Efficient Scheduling of Weighted Coflows in Data Centers",
+2017; probably an early version of the TPDS 2019 paper of Wang et al.) has since been
+identified, and IAOA is its Alg. 2; this module still implements our stand-in, and its numbers
+must never be reported as IAOA's (``meta["placeholder"]``).
 
-The placeholder ([PROP], spec 8.3): a non-clairvoyant, weight-aware, non-preemptive
-coflow-level list scheduler.
+The placeholder ([C]: ours, from DeepWeave's description): a non-clairvoyant, weight-aware,
+non-preemptive coflow-level list scheduler.
 
 - **Priority** of a waiting coflow: attained service divided by weight, smallest first.
-  ``level="coflow"``: ``S_c / w_c`` exactly as the spec writes it; since a coflow that has
+  ``level="coflow"``: ``S_c / w_c`` exactly as the placeholder rule reads; since a coflow that has
   started is never preempted, every *waiting* coflow has ``S_c = 0`` and the rule reduces to
-  its ties: larger ``w_c`` first, then admission time, then position ([PROP]).
-  ``level="job"`` (default, [PROP]): ``S_J / w_J`` of the coflow's job (bytes its coflows
+  its ties: larger ``w_c`` first, then admission time, then position ([C]).
+  ``level="job"`` (default, [C]): ``S_J / w_J`` of the coflow's job (bytes its coflows
   sent so far over the job weight), the least-attained-service reading that gives the
   attained service a role in job DAGs; on single-stage instances (one coflow per job) it is
   the coflow rule with the job weight.
 - **Non-preemptive, coflow level**: at every event (arrival, flow or coflow completion) the
   waiting coflows are scanned in priority order and a coflow starts when *every* port its
   unfinished flows use is free; it then holds all those ports until it completes
-  ([PROP]: a coflow that does not fit is skipped, later ones may start: backfill at coflow
+  ([C]: a coflow that does not fit is skipped, later ones may start: backfill at coflow
   level).  A running coflow sends on its held ports only, its flows shared by the
   order-preserving allocator with the equal split inside the coflow (no volumes needed).
 

@@ -1,17 +1,19 @@
-"""The static-progress baseline: HUG/DRF-style minimum progress guarantee (single-stage spec
-2.3 and 8.1, [INF]), the online policy behind the SPS notion of [CF].
+"""The static-progress baseline: HUG/DRF-style minimum progress guarantee ([C]: the
+CoFair paper's SPS constraints (1)-(2) were not recovered; rebuilt after HUG/Coflex), the online
+policy behind the SPS notion of CoFair (De Pellegrini et al., IEEE TPDS 2022).  Tags: [R]
+recovered from the paper, [C] reconstructed by us (docs/families/index.md).
 
 At every event (arrival, flow or coflow completion), on the *remaining* volumes of the active
 coflows ``A``:
 
-1. **Guarantee** ([INF], spec 2.3 (1)-(2)).  ``Gamma_j = max_l p_lj / B_l`` (remaining
-   isolation time), normalised demands ``d_lj = (p_lj / B_l) / Gamma_j`` and the common
-   progress ``P = 1 / max_l sum_{j in A} d_lj`` (HUG's optimal isolation guarantee, ``P*``
+1. **Guarantee** ([C], the SPS constraints (1)-(2) as we rebuild them).  ``Gamma_j = max_l p_lj /
+   B_l`` (remaining isolation time), normalised demands ``d_lj = (p_lj / B_l) / Gamma_j`` and the
+   common progress ``P = 1 / max_l sum_{j in A} d_lj`` (HUG's optimal isolation guarantee, ``P*``
    of :func:`coflowopt.lp.static_progress` on the remaining volumes).  Flow ``i`` of ``j`` gets
    ``P v_i / Gamma_j``: all flows of ``j`` progress together at fraction ``P`` of its
    isolation (MADD) speed, so ``j`` would end ``Gamma_j / P`` later at this rate; port ``l``
    carries ``P B_l sum_j d_lj <= B_l``.
-2. **Leftover** ([PROP], ``work_conserving=True``; HUG's second stage).  The capacity the
+2. **Leftover** ([C], ``work_conserving=True``; HUG's second stage).  The capacity the
    guarantee leaves free is handed out by per-flow max-min fair sharing on top of the
    guaranteed rates (progressive filling, :func:`coflowopt.sim.allocate.max_min_fair`), so
    every unfinished flow ends with a saturated port.  ``work_conserving=False`` keeps only the
@@ -21,8 +23,9 @@ coflows ``A``:
 
 The guarantee is per event, on the remaining volumes.  Without the leftover stage the
 remaining volumes stay proportional and ``P`` never falls while no coflow arrives, so with all
-releases at 0 every coflow ends by ``C_j^0 / P*`` (spec 2.3's consequence, ``S_j <= 1 / P*``).
-With it that static bound can fail: the leftover reshapes a coflow's remaining demand toward
+releases at 0 every coflow ends by ``C_j^0 / P*`` (the consequence of (1)-(2) as we rebuild them,
+``S_j <= 1 / P*``). With it that static bound can fail: the leftover reshapes a coflow's remaining
+demand toward
 its bottleneck and lowers ``P`` at the next event (the tests give a two-coflow example:
 ``S = 11/6 > 1/P* = 5/3``).
 
@@ -70,7 +73,7 @@ __all__ = ["StaticProgressParams", "StaticProgressPolicy", "fast_static_progress
 @dataclass(frozen=True)
 class StaticProgressParams(Params):
     """``work_conserving``: hand the capacity the guarantee leaves free to the flows by
-    per-flow max-min fair sharing ([PROP], HUG's second stage); ``False``: the guarantee
+    per-flow max-min fair sharing ([C], HUG's second stage); ``False``: the guarantee
     only (the pure fair scheme).  ``engine``: ``fast`` (compiled, streams) or ``reference``
     (the Python policy on the reference engine); same schedule up to rounding."""
 

@@ -1,5 +1,5 @@
-"""Learned DAG coflow scheduling: DeepWeave (Sun, Guo, Wang, Li, Lan, Hu, IJCAI 2020; spec
-single-stage-and-learning.md section 9).
+"""Learned DAG coflow scheduling: DeepWeave (Sun, Guo, Wang, Li, Lan, Hu, IJCAI 2020, Sec. 2-4;
+tags: [R] recovered from the paper, [C] reconstructed by us, docs/families/index.md).
 
 Modules: :mod:`.features` (one job DAG as arrays), :mod:`.network` (the numpy forward pass the
 scheduler infers with), :mod:`.torch_net` (the torch twin for training; needs the ``learn``

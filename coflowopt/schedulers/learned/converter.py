@@ -1,7 +1,7 @@
-"""DeepWeave's Policy Converter, Algorithm 2 (spec single-stage-and-learning.md section 9.5):
+"""DeepWeave's Policy Converter (Sun et al., IJCAI 2020, Sec. 3.4, Algorithm 2):
 a coflow priority list turned into per-port timelines of non-preemptive transmissions.
 
-Algorithm 2 [DW] (ingress side; the egress side "is similar")::
+Algorithm 2 [R] (ingress side; the egress side "is similar")::
 
     while P != {}:
         e_i <- coflow with the largest p_i in P
@@ -12,7 +12,7 @@ Algorithm 2 [DW] (ingress side; the egress side "is similar")::
                 place f_i^{m,n*} on ingress m where |End(f_i^{m,n*}) - End*| is smallest
         remove p_i from P
 
-Concrete semantics [PROP] (the paper gives only the listing):
+Concrete semantics [C] (the paper gives only the listing):
 
 * every port (ingress and egress, both sides at once) has a timeline of non-preemptive
   transmissions; a flow runs alone on its two ports at the full rate ``min(B_in(s),
@@ -32,7 +32,7 @@ Concrete semantics [PROP] (the paper gives only the listing):
 
 The placement loop is compiled (numba, self-contained: it calls no compiled function of
 another module).  ``align=False`` places every flow at its earliest feasible start instead
-(plain ASAP list scheduling, the comparison of example E4).  The output is a
+(plain ASAP list scheduling, the comparison of our worked example [C]).  The output is a
 :class:`~coflowopt.Schedule` with one segment per flow of positive volume.
 """
 

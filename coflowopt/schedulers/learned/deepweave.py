@@ -1,6 +1,6 @@
 """DeepWeave (Sun, Guo, Wang, Li, Lan, Hu, IJCAI 2020): a GNN and a policy network give every
-coflow of a job DAG a priority; the priorities become a schedule (spec
-single-stage-and-learning.md section 9).
+coflow of a job DAG a priority; the priorities become a schedule (the paper's
+Sec. 3; tags: [R] recovered from the paper, [C] reconstructed by us, docs/families/index.md).
 
 Inference is numpy only (:mod:`.network`) from a small checkpoint (:mod:`.checkpoint`; the
 shipped one by default), so the base install schedules with it; torch is needed only to train.
@@ -14,12 +14,12 @@ Steps of :func:`run_deepweave`:
 1. per job DAG, the node features (:func:`.features.job_batches`) and the priorities
    (:func:`.network.forward`, higher = served first; greedy evaluation, no sampling, so the
    run is deterministic and ``seed`` is unused);
-2. one order over all coflows [PROP], ``across``:
+2. one order over all coflows [C], ``across``:
 
    * ``"arrival"`` (default): jobs by arrival (job release, then position), inside a job by
      priority.  Why: a priority is the policy's output for one job DAG (training episodes
-     score one job's completion, spec 9.2), so the values of two jobs are not on one scale;
-     arrival order across jobs is the FIFO the spec proposes, and the greedy allocator is
+     score one job's completion, Sec. 3.2), so the values of two jobs are not on one scale;
+     arrival order across jobs is a plain FIFO [C], and the greedy allocator is
      work-conserving, so a later job still uses whatever the earlier ones leave free;
    * ``"global"``: one sort of all priorities (ties: position);
 
@@ -29,7 +29,7 @@ Steps of :func:`run_deepweave`:
      :func:`coflowopt.sim.drive.order_schedule` (order-preserving greedy allocation, the
      compiled engine, streams into the validator with ``check``);
    * ``"aligned"``: DeepWeave's Policy Converter (Algorithm 2, :mod:`.converter`; its
-     semantics are our [PROP] reconstruction): non-preemptive per-port timelines with each
+     semantics are our [C] reconstruction): non-preemptive per-port timelines with each
      coflow's flows aligned to end with its largest one.
 
 ``rerank="events"``: the priorities are recomputed at every decision epoch (a coflow becomes

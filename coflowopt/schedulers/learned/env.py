@@ -1,26 +1,26 @@
-"""DeepWeave's RL interface (spec single-stage-and-learning.md section 9.2) on the decision-epoch
+"""DeepWeave's RL interface (Sun et al., IJCAI 2020, Sec. 3.2) on the decision-epoch
 stepper, as a gymnasium environment.
 
-- **State** [DW]: the flows of every coflow and the shape of the job DAG: the per-coflow
+- **State** [R]: the flows of every coflow and the shape of the job DAG: the per-coflow
   features of :func:`coflowopt.schedulers.learned.features.job_batches` at the current
   :class:`~coflowopt.sim.stepper.DagState`, and the Starts-After edges.
-- **Action** [DW]: a priority list over the DAG's coflows, given as a ``Box`` of one priority
+- **Action** [R]: a priority list over the DAG's coflows, given as a ``Box`` of one priority
   per coflow, *higher served first* (the network's convention); only the order of the ready
   coflows matters (ties: the coflow ready first, then the lower position), so any real
   numbers are accepted (the box ``[-1, 1]`` is the nominal range).  A sampled priority list
   (a permutation of the ready coflows) is turned into such a vector by
   :func:`order_to_priority`.
-- **Decision epochs** [PROP, Decima-style]: a coflow becomes ready or completes (and a job is
+- **Decision epochs** [C, Decima-style]: a coflow becomes ready or completes (and a job is
   released); in between the ready coflows are served in the chosen order by the shared
   order-preserving greedy allocation (:class:`~coflowopt.sim.stepper.Stepper`).
-- **Reward** [PROP]: ``r_t = -(t_{k+1} - t_k) * (number of unfinished jobs)``, so the
-  episode's return is ``-sum_j JCT_j`` (``-JCT`` for one job).
+- **Reward** [C: the paper says only "from the job's completion time"]: ``r_t = -(t_{k+1} - t_k) *
+  (number of unfinished jobs)``, so the episode's return is ``-sum_j JCT_j`` (``-JCT`` for one job).
 
 :class:`DagEpisode` is the environment without gymnasium (the trainer runs it directly);
 :class:`DeepWeaveEnv` wraps it in the gymnasium API with padded observations (gymnasium is an
 optional dependency, imported when the class is first used).  Episodes draw instances from
 a seeded generator (:func:`draw_instance`: GGen fan-in/fan-out, 4-64 coflows per job, and
-TPC-DS-like query DAGs, spec 9.6).
+TPC-DS-like query DAGs, the paper's two workloads, Sec. 4.1).
 """
 
 from __future__ import annotations
@@ -45,11 +45,11 @@ WORKLOADS = ("ggen", "tpcds", "mixed")
 def draw_instance(rng: np.random.Generator, *, workload: str = "mixed",
                   nodes: tuple[int, int] = (4, 64), ports: int = 50, n_jobs: int = 1,
                   v_max: int = 64) -> Instance:
-    """A seeded training instance (spec 9.6): ``"ggen"`` -- GGen fan-in/fan-out jobs with a
-    node count uniform on ``nodes``; ``"tpcds"`` -- TPC-DS-like query DAGs (critical path 4-7,
-    :func:`coflowopt.workloads.dags.tpcds_like`; ``nodes`` does not apply); ``"mixed"`` --
-    either, with probability 1/2 each [PROP].  Coflow contents: CoflowSim's default mix on
-    ``ports`` x ``ports`` unit ports (time = normalised size).  Every job has at most
+    """A seeded training instance (the workloads of the paper's Sec. 4.1): ``"ggen"`` -- GGen
+    fan-in/fan-out jobs with a node count uniform on ``nodes``; ``"tpcds"`` -- TPC-DS-like query
+    DAGs (critical path 4-7, :func:`coflowopt.workloads.dags.tpcds_like`; ``nodes`` does not apply);
+    ``"mixed"`` -- either, with probability 1/2 each [C].  Coflow contents: CoflowSim's default mix
+    on ``ports`` x ``ports`` unit ports (time = normalised size).  Every job has at most
     ``v_max`` coflows (a TPC-DS draw over it is redrawn)."""
     from coflowopt.workloads.dags import ggen_fan_in_fan_out, tpcds_like
 

@@ -1,14 +1,15 @@
-"""DeepWeave's input: one job DAG as arrays (spec single-stage-and-learning.md sections 9.1, 9.3).
+"""DeepWeave's input: one job DAG as arrays (Sun et al., IJCAI 2020, Sec. 2 and 3.3).
 
 Graph.  DeepWeave's job DAG has computation stages as nodes and coflows as edges, every node
-with at most one outgoing edge, so a coflow is identified with its source node [DW].  Here one
+with at most one outgoing edge, so a coflow is identified with its source node [R].  Here one
 node is one coflow of the job (its position in the instance) and the node's *children* are its
 successors along Starts-After edges (the coflows that wait for it).  Message passing runs from
 the descendants towards each node, one level at a time, leaves (coflows nothing waits for)
 first: ``level(i) = 0`` for a leaf, else ``1 + max level(child)``.
 
-Node features ``x_i`` [PROP] (spec 9.3's list; the instance model has no computation stages, so
-the list's "computation time" is left out), each scaled to ``[0, 1]`` within its job:
+Node features ``x_i`` [C] (the paper names only "e.g. its computation cost"; the list is ours;
+the instance model has no computation stages, so
+"computation time" is left out), each scaled to ``[0, 1]`` within its job:
 
 ====  ======================================================  ============================
 col   feature                                                 scaled by
@@ -22,7 +23,7 @@ col   feature                                                 scaled by
 6-9   status flags: waiting / ready / running / done          (0 or 1, exactly one set)
 ====  ======================================================  ============================
 
-Scaling within the job [PROP] makes the features independent of the time and volume units of
+Scaling within the job [C] makes the features independent of the time and volume units of
 the workload (ms and MB for traces, normalised units for theory instances), so one checkpoint
 serves both; a checkpoint may add an affine normalisation on top (``norm.shift``,
 ``norm.scale`` in :mod:`.network`).  *waiting*: not done and not ready (a predecessor is
@@ -66,7 +67,7 @@ class DagState:
     @classmethod
     def initial(cls, instance: Instance, time: float | None = None) -> DagState:
         """Nothing sent, nothing done; ready = no Starts-After predecessor and released by
-        ``time``, or with ``time=None`` [PROP] each job as at its own arrival (released by its
+        ``time``, or with ``time=None`` [C] each job as at its own arrival (released by its
         job's release), so a job's initial features do not depend on when it arrives."""
         inst = instance
         has_pred = np.zeros(inst.n_coflows, dtype=bool)
@@ -100,7 +101,7 @@ class DagState:
 
 @dataclass(frozen=True)
 class DagBatch:
-    """One job DAG as arrays (one node = one coflow of the job, spec 9.1/9.3).
+    """One job DAG as arrays (one node = one coflow of the job; module docstring).
 
     ``x``: ``(V, F)`` float64 node features (normalised, see the module docstring);
     ``children_ptr``, ``children``: CSR of each node's children (local node ids, the successors

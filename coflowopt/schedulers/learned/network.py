@@ -1,27 +1,28 @@
-"""DeepWeave's networks, numpy forward pass (spec single-stage-and-learning.md section 9.3).
+"""DeepWeave's networks, numpy forward pass (Sun et al., IJCAI 2020, Sec. 3.3).
 
 The scheduler infers with this module; :mod:`.torch_net` is its torch twin for training (the
 same maths, the same parameter names; ``DeepWeaveNet.to_numpy`` / ``load_numpy`` convert
-exactly).  Symbols of the spec:
+exactly).  The paper's symbols; [R: Decima] marks what we took from the public code of Decima
+(Mao et al., SIGCOMM 2019, hongzimao/decima-sim), on which the paper builds:
 
 1. Lift [R: Decima's extra MLP]: ``x'_i = h_prep(n(x_i))`` where ``n(x) = (x - norm.shift) /
    norm.scale`` is the checkpoint's feature normalisation (identity by default).
-2. Message passing, leaves first [DW; Decima's published aggregation]: ``e_i = x'_i`` for a
+2. Message passing, leaves first [R; Decima's published aggregation]: ``e_i = x'_i`` for a
    leaf, and one level at a time ``e_i = g( sum_{u in child(i)} f(e_u) ) + x'_i`` (the ``g``
-   term masked for leaves).  ``f`` and ``g`` have two hidden layers each [DW].  With
+   term masked for leaves).  ``f`` and ``g`` have two hidden layers each [R].  With
    ``passes = P`` only levels ``1..P`` are updated [R: Decima's ``max_depth = 8``]: a node
    more than ``P`` levels above its deepest leaf keeps ``e_i = x'_i``.
-3. Scalar attribute [DW; network INF]: ``attr_i = h_attr([e_i, n(x_i)])``; the attributes are
-   sorted in decreasing order (stable) and the node order ``o`` recorded.
-4. Job summary [PROP, Decima]: ``y = sum_i h_job([n(x_i), attr_i])``.
-5. Policy network [DW; widths PROP]: one hidden layer of 32 over the sorted attributes
+3. Scalar attribute [R; the network is ours, C]: ``attr_i = h_attr([e_i, n(x_i)])``; the attributes
+   are sorted in decreasing order (stable) and the node order ``o`` recorded.
+4. Job summary [C, Decima's form]: ``y = sum_i h_job([n(x_i), attr_i])``.
+5. Policy network [R; widths C]: one hidden layer of 32 over the sorted attributes
    zero-padded to ``V_max``, followed by ``y``: ``P = h_pi([attr_o(1) .. attr_o(V), 0 .. 0,
    y])``, ``(V_max,)``; node ``o(k)`` gets priority ``P_k``.  Higher = served first.
 
 Every MLP is ``z -> z W_0 + b_0 -> leaky -> ... -> z W_L + b_L`` (leaky-ReLU slope
 ``leaky`` [R: Decima], linear output).  Hidden sizes ``hidden_gnn = (16, 8)`` for ``h_prep,
-f, g, h_attr, h_job``, output ``out_gnn = 8`` [R: Decima]; ablations [DW]: ``hidden_policy``
-of 2 or 3 layers, ``summary=False`` (no ``y``), ``hidden_gnn`` of 1 or 3 layers.
+f, g, h_attr, h_job``, output ``out_gnn = 8`` [R: Decima]; ablations [R] (the paper's Sec. 4):
+``hidden_policy`` of 2 or 3 layers, ``summary=False`` (no ``y``), ``hidden_gnn`` of 1 or 3 layers.
 
 Parameters are a flat ``dict[str, ndarray]``: ``"{net}.w{k}"`` ``(in, out)`` and
 ``"{net}.b{k}"`` ``(out,)`` for ``net`` in ``prep, f, g, attr, job, policy`` (``job`` only
@@ -45,7 +46,7 @@ __all__ = ["DeepWeaveConfig", "forward", "forward_details", "init_params", "mlp_
 
 @dataclass(frozen=True)
 class DeepWeaveConfig:
-    """Network sizes (spec 9.3; defaults [PROP] from Decima and DeepWeave's chosen design).
+    """Network sizes (the paper's Sec. 3.3; defaults [C] from Decima and DeepWeave's chosen design).
 
     ``n_features``: columns of ``x``; ``hidden_gnn``: hidden layer widths of ``h_prep, f, g,
     h_attr, h_job``; ``out_gnn``: width of ``x'``, ``e`` and ``y``; ``hidden_policy``: hidden

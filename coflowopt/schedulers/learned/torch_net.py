@@ -1,12 +1,12 @@
-"""DeepWeave's networks in torch, for training (spec single-stage-and-learning.md sections 9.3,
-9.4).  Needs the ``learn`` extra; nothing in the base install imports this module.
+"""DeepWeave's networks in torch, for training (Sun et al., IJCAI 2020, Sec. 3.2-3.3, Alg. 1).
+Needs the ``learn`` extra; nothing in the base install imports this module.
 
 :class:`DeepWeaveNet` computes exactly :func:`coflowopt.schedulers.learned.network.forward`
 (same stages, same parameter names; float64 by default so the two agree to rounding), and
 converts to and from the numpy parameter dict without loss (``to_numpy`` / ``load_numpy``).
 Every torch ``nn.Linear`` holds ``W^T`` of the numpy ``(in, out)`` weight.
 
-Stochastic policy for REINFORCE [PROP] (spec 9.3, NOT RECOVERED in the paper): Plackett-Luce.
+Stochastic policy for REINFORCE [C] (not recovered from the paper): Plackett-Luce.
 The priority list is drawn without replacement over the ready nodes, each draw with
 probabilities ``softmax(p)`` over the nodes still undrawn; ``log mu_theta(s, a)`` is the sum
 of the draws' log-probabilities.  :func:`plackett_luce_sample` draws by the Gumbel-max

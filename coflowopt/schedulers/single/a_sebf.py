@@ -1,6 +1,7 @@
-"""A-SEBF (paper 003, width-aware non-clairvoyant scheduling): Aalo's D-CLAS queues on
-``lambda = S / W``, the bytes sent divided by the coflow's number of receiver ports (spec
-single-stage-and-learning.md section 7.3), base-10 thresholds."""
+"""A-SEBF (a Chinese-language journal paper on width-aware non-clairvoyant coflow scheduling,
+compared with Aalo and Varys on the FB2010 trace): Aalo's D-CLAS queues on ``lambda = S / W``,
+the bytes sent divided by the coflow's number of receiver ports (the paper's Sec. 3.2 [R]),
+base-10 thresholds [R]; first threshold and queue count as Aalo's [C: the paper gives none]."""
 
 from __future__ import annotations
 

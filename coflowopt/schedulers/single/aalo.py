@@ -1,6 +1,8 @@
 """Aalo (Chowdhury and Stoica, SIGCOMM 2015): Discretized Coflow-Aware Least-Attained Service
 (D-CLAS), non-clairvoyant: priority queues on bytes sent, FIFO inside a queue, strict priority
-across queues (spec single-stage-and-learning.md section 7.1).  :class:`DCLASPolicy` also
+across queues [R] (the paper's abstract, the A-SEBF paper's Sec. 1-2.3 and the public
+simulators coflow/coflowsim and sunnyxhuang/sunflow; the paper's weighted sharing between queues
+was not recovered, so strict priority [C] as in both simulators).  :class:`DCLASPolicy` also
 serves A-SEBF (:mod:`coflowopt.schedulers.single.a_sebf`)."""
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ def dclas_key(s, c):
 
 
 class DCLASPolicy:
-    """Discretized Coflow-Aware Least-Attained Service (Aalo; spec 7.1), and A-SEBF (7.3).
+    """Discretized Coflow-Aware Least-Attained Service (Aalo, SIGCOMM 2015), and A-SEBF (its
+    journal paper, Sec. 3.2).
 
     A coflow's priority value is its attained service ``S_c`` (bytes sent), divided by its
     number of receiver ports (``per="receiver"``, A-SEBF) or flows (``per="flow"``).  Queue

@@ -1,6 +1,7 @@
 """Sincronia (Agarwal, Rajakrishnan, Narayan, Agarwal, Shmoys, Vahdat, SIGCOMM 2018): the BSSI
-order (Bottleneck, Select, Scale, Iterate) with order-preserving greedy allocation (spec
-single-stage-and-learning.md section 5); within 4 x OPT for weighted CCT offline with all
+order (Bottleneck, Select, Scale, Iterate) with order-preserving greedy allocation [R] (BSSI as the
+paper's abstract describes it and its authors' public simulator, sincronia-coflow/simulator,
+computes it); within 4 x OPT for weighted CCT offline with all
 releases 0."""
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ class SincroniaParams(Params):
 @njit(cache=True)
 def bssi_rank(s, act, out):
     """Sincronia online on the compiled engine (a :data:`~coflowopt.sim.policy.RANK_SIGNATURE`
-    function): BSSI (spec 5.1) on the remaining volumes of the active coflows ``act`` (in
-    admission order), over the ports their unfinished flows use only (an idle port is never the
+    function): BSSI (Sincronia, SIGCOMM 2018) on the remaining volumes of the active coflows ``act``
+    (in admission order), over the ports their unfinished flows use only (an idle port is never the
     bottleneck, and keeping port order keeps BSSI's ties), so a large fabric with few busy
     ports costs no more than a small one."""
     nc = act.size
@@ -69,7 +70,7 @@ def bssi_rank(s, act, out):
 
 
 class SincroniaPolicy(OrderPolicy):
-    """BSSI order + order-preserving greedy allocation (spec section 5).
+    """BSSI order + order-preserving greedy allocation (Sincronia, SIGCOMM 2018).
 
     ``mode="online"``: BSSI on remaining volumes of the active coflows at every arrival and
     departure.  ``mode="offline"``: one BSSI order over all coflows of the instance (known from

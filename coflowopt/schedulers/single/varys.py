@@ -1,6 +1,8 @@
 """Varys (Chowdhury, Zhong, Stoica, SIGCOMM 2014): Smallest-Effective-Bottleneck-First (SEBF)
 ordering, Minimum-Allocation-for-Desired-Duration (MADD) rates, work-conserving backfill, and
-the deadline admission mode (spec single-stage-and-learning.md section 6)."""
+the deadline admission mode [R] (as the A-SEBF paper, Sec. 3.2, summarises SEBF and as the
+authors' public simulators coflow/coflowsim and coflow/varys implement it; the Varys paper's own
+text was not read)."""
 
 from __future__ import annotations
 
@@ -53,7 +55,7 @@ class VarysParams(Params):
 def sebf_key(s, c):
     """SEBF on the compiled engine (a :data:`~coflowopt.sim.policy.KEY_SIGNATURE` function):
     the effective bottleneck ``Gamma_c`` of coflow ``c``'s remaining volumes with every port
-    free, ``max`` over its ports of load / capacity (spec 6.1); ``s.scratch`` holds two zeroed
+    free, ``max`` over its ports of load / capacity (Varys's SEBF); ``s.scratch`` holds two zeroed
     rows of port loads and is left zeroed."""
     m = s.cap_in.size
     load_in = s.scratch[:m]
@@ -84,7 +86,7 @@ def varys_engine_policy(inst: Instance) -> EnginePolicy:
 class VarysPolicy(OrderPolicy):
     """SEBF: ascending effective bottleneck ``Gamma_j`` of the remaining volumes with all
     capacity free; MADD on the residual capacity; then a work-conserving backfill in the same
-    order (spec section 6).
+    order (Varys, SIGCOMM 2014).
 
     ``reschedule="coflow"`` (default): the order and the MADD rates are recomputed at coflow
     arrivals and departures, as the Varys system reschedules; in between, a flow keeps its MADD
@@ -125,7 +127,7 @@ class VarysPolicy(OrderPolicy):
 
 
 class VarysDeadlinePolicy:
-    """Varys's deadline mode (spec section 6), on the reference engine.
+    """Varys's deadline mode (Varys, SIGCOMM 2014), on the reference engine.
 
     A coflow whose job has a deadline ``D`` (absolute) is admitted at its arrival ``t`` iff its
     effective bottleneck on the capacity left by the already admitted coflows satisfies
