@@ -64,7 +64,7 @@ IPM = SolveParams(options={"solver": "ipm"})
 def _single_stage(inst: Instance, what: str) -> None:
     if inst.starts_after.size:
         raise ValueError(f"{what}: single-stage model; the instance has Starts-After edges "
-                         "(slowdown of a coflow DAG is not defined by the spec)")
+                         "(the CoFair paper defines slowdown for single-stage coflows only)")
 
 
 @dataclass(frozen=True, eq=False)

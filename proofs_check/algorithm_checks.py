@@ -90,7 +90,8 @@ def _single_r0(rng: Any, i: int) -> Instance:
 
 @register_check("sincronia", instances=_single_r0, quick=25, full=200, factor="4",
                 objective="weighted_completion", requires=("sincronia",),
-                theorem="Sincronia (single-stage 5.2): order-preserving work-conserving "
+                theorem="Sincronia (Agarwal et al., SIGCOMM 2018): order-preserving "
+                        "work-conserving "
                         "allocation of the BSSI order is within 4 x OPT (r = 0)")
 def check_sincronia(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """Sincronia's weighted completion time against the exact optimum / LP bound (factor 4,
@@ -106,7 +107,7 @@ def check_sincronia(inst: Instance, algs: Mapping[str, Any]) -> Trial:
 
 @register_check("cofair", instances=_single_r0, quick=20, full=150, factor="4",
                 objective="weighted_completion", requires=("cofair",),
-                theorem="CoFair (single-stage 4.1/4.3): at E = inf it is BSSI, 4 x OPT (r = 0)")
+                theorem="CoFair (Theorem 2): at E = inf it is BSSI, 4 x OPT (r = 0)")
 def check_cofair(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """CoFair at ``E = inf`` (Sincronia's BSSI order) against factor 4."""
     alg = algs["cofair"]
@@ -126,7 +127,8 @@ def check_cofair(inst: Instance, algs: Mapping[str, Any]) -> Trial:
 
 @register_check("cofair-finite-E", instances=_single_r0, quick=20, full=150, factor="4",
                 objective="weighted_completion", requires=("cofair",), factor_source="C",
-                theorem="CoFair at finite E (single-stage 3.3/4.3, batch r = 0), at E = E_MPS "
+                theorem="CoFair at finite E (Theorem 2 with the MPS bound [C], batch r = 0), at "
+                        "E = E_MPS "
                         "and 1.25 E_MPS: it exits iff E < E_MPS (checked 1e-6 below); its "
                         "order meets the relaxed deadlines T(A_k) <= D_sigma(k); the greedy "
                         "schedule's slowdown <= 2E/phi_j ([INF], proven in 4.3); its meta "
@@ -208,7 +210,7 @@ def _single_mixed(rng: Any, i: int) -> Instance:
 @register_check("approximate", instances=_single_mixed, quick=20, full=150, factor="4 / 5",
                 objective="weighted_completion", requires=("approximate",),
                 factor_source="C",  # the paper's 4 / 5, but against our reconstructed LP
-                theorem="Approximate (Shafiee-Ghaderi, single-stage 8.2): weighted CCT <= 4 x "
+                theorem="Approximate (Shafiee-Ghaderi, ToN 2021): weighted CCT <= 4 x "
                         "the ordering LP with all releases 0, <= 5 x with releases")
 def check_approximate(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """Approximate's weighted completion against its own ordering LP (4 at r = 0, else 5)."""
@@ -235,7 +237,8 @@ def check_approximate(inst: Instance, algs: Mapping[str, Any]) -> Trial:
 
 @register_check("bna", instances=lambda rng, i: gen.random_coflow(rng), quick=20, full=200,
                 factor="1 (exact)", objective="makespan", requires=("bna",),
-                theorem="BNA (dag-coflows 2.4): one coflow is served in exactly eff(D)")
+                theorem="BNA (Shafiee-Ghaderi ToN 2021, Algorithm 1): one coflow is served in "
+                        "exactly eff(D)")
 def check_bna(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """BNA's makespan on one coflow equals its effective size."""
     val, _, why, skip = _call(algs, "bna", inst, "makespan")
@@ -254,7 +257,7 @@ def check_bna(inst: Instance, algs: Mapping[str, Any]) -> Trial:
                 quick=15, full=100, factor="2m+1", objective="weighted_jct",
                 requires=("om-lp",),
                 factor_source="C",  # the paper's 2m+1, but against our reconstructed LP
-                theorem="Tian et al. (dag-coflows 7.1-7.3): (2M + 1)-approximation, "
+                theorem="Tian et al. (INFOCOM 2018, LP rounding [C]): (2M + 1)-approximation, "
                         "against their LP")
 def check_om_lp(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """The registered O(m) baseline's weighted JCT / Tian LP <= 2m + 1."""
@@ -390,7 +393,8 @@ _SANITY = "sanity [C]: lower bound <= ALG <= serial BNA sum_c eff(D_c)"
                 gen.sized_jobs(rng, *gen.size_grid(i)), quick=13, full=60,
                 factor="O(mu g(m))", objective="makespan", requires=("dma",), kind="report",
                 function="mu g(m)",
-                theorem="DMA Theorem 2 (dag-coflows 4.3): O(mu g(m)) x OPT makespan, general "
+                theorem="DMA Theorem 2 (Shafiee-Ghaderi ToN 2021, Algorithm 2): O(mu g(m)) x OPT "
+                        "makespan, general "
                         "DAGs, rho = 0, beta = 1 (any beta > 1/e); " + _SANITY +
                         ", = it for one job")
 def check_dma(inst: Instance, algs: Mapping[str, Any]) -> Trial:
@@ -402,7 +406,8 @@ def check_dma(inst: Instance, algs: Mapping[str, Any]) -> Trial:
                     rng, *gen.size_grid(i), jobs=(1, 1), shape="tree"),
                 quick=12, full=60, factor="O(sqrt(mu) h(m,mu))", objective="makespan",
                 requires=("dma-srt",), kind="report", function="sqrt(mu) h(m,mu)",
-                theorem="DMA-SRT Theorem 3 (dag-coflows 5.1): O(sqrt(mu) h(m,mu)) x OPT "
+                theorem="DMA-SRT Theorem 3 (Shafiee-Ghaderi ToN 2021, Algorithm 3): O(sqrt(mu) "
+                        "h(m,mu)) x OPT "
                         "makespan, one rooted tree (fan-in, fan-out by reversal), beta = 1, "
                         "l_I = 1 or sqrt; " + _SANITY)
 def check_dma_srt(inst: Instance, algs: Mapping[str, Any]) -> Trial:
@@ -414,7 +419,8 @@ def check_dma_srt(inst: Instance, algs: Mapping[str, Any]) -> Trial:
                     rng, *gen.size_grid(i), jobs=(2, 3), shape="tree"),
                 quick=12, full=60, factor="O(sqrt(mu) g(m) h(m,mu))", objective="makespan",
                 requires=("dma-rt",), kind="report", function="sqrt(mu) g(m) h(m,mu)",
-                theorem="DMA-RT Theorem 4 (dag-coflows 5.4): O(sqrt(mu) g(m) h(m,mu)) x OPT "
+                theorem="DMA-RT Theorem 4 (Shafiee-Ghaderi ToN 2021): O(sqrt(mu) g(m) h(m,mu)) x "
+                        "OPT "
                         "makespan, rooted trees, rho = 0, beta = 1, l_I = 1 or sqrt; "
                         + _SANITY)
 def check_dma_rt(inst: Instance, algs: Mapping[str, Any]) -> Trial:
@@ -426,7 +432,8 @@ def check_dma_rt(inst: Instance, algs: Mapping[str, Any]) -> Trial:
                     rng, *gen.size_grid(i), jobs=(1, 4), releases=bool(i % 2)),
                 quick=12, full=60, factor="O(mu g(m))", objective="weighted_jct",
                 requires=("gdm",), kind="report", function="mu g(m)",
-                theorem="G-DM theorem (dag-coflows 6.3): O(mu g(m)) x OPT weighted JCT, "
+                theorem="G-DM theorem (Shafiee-Ghaderi ToN 2021, Algorithm 4): O(mu g(m)) x OPT "
+                        "weighted JCT, "
                         "general DAGs with releases, beta = 1, kappa = 1/2; sanity [C]: lower "
                         "bound <= ALG <= sum_j w_j (max rho + sum_c eff(D_c)) (its ordering "
                         "step: see job-ordering-lp)")
@@ -439,7 +446,8 @@ def check_gdm(inst: Instance, algs: Mapping[str, Any]) -> Trial:
                     rng, *gen.size_grid(i), jobs=(1, 4), shape="tree", releases=bool(i % 2)),
                 quick=12, full=60, factor="O(sqrt(mu) g(m) h(m,mu))", objective="weighted_jct",
                 requires=("gdm-rt",), kind="report", function="sqrt(mu) g(m) h(m,mu)",
-                theorem="G-DM-RT corollary (dag-coflows 6.4): O(sqrt(mu) g(m) h(m,mu)) x OPT "
+                theorem="G-DM-RT corollary (Shafiee-Ghaderi ToN 2021): O(sqrt(mu) g(m) h(m,mu)) "
+                        "x OPT "
                         "weighted JCT, rooted trees with releases, beta = 1, l_I = 1 or sqrt; "
                         "sanity [C] as gdm")
 def check_gdm_rt(inst: Instance, algs: Mapping[str, Any]) -> Trial:

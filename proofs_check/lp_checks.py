@@ -153,7 +153,7 @@ _EXAMPLES = {
 @register_check("job-ordering-lp-examples",
                 instances=lambda rng, i: (gen.example2, gen.example4)[i % 2](),
                 quick=2, full=2, objective="weighted_jct",
-                theorem="dag-coflows Examples 2 and 4: LP (3) = 15 and 19 (ours, via (3c))")
+                theorem="worked examples [C]: LP (3) = 15 and 19 (ours, via (3c))")
 def job_ordering_examples(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """LP (3) by separation and by enumeration, and the primal-dual order, on the examples."""
     expected, sigma = _EXAMPLES[tuple(str(x) for x in inst.job_id)]
@@ -167,7 +167,7 @@ def job_ordering_examples(inst: Instance, algs: Mapping[str, Any]) -> Trial:
             problems.append(f"{name} {val:.9g} != {expected:g}")
     if pd.order.tolist() != sigma:
         problems.append(f"primal-dual order {pd.order.tolist()} != {sigma}")
-    return Trial(not problems, sep.value / expected, "spec value", 1.0, "; ".join(problems),
+    return Trial(not problems, sep.value / expected, "hand-worked value", 1.0, "; ".join(problems),
                  {"lp": sep.value, "expected": expected, "dual": pd.dual})
 
 
@@ -176,7 +176,7 @@ def job_ordering_examples(inst: Instance, algs: Mapping[str, Any]) -> Trial:
                 quick=30, full=200, factor="3", objective="weighted_jct",
                 factor_source="C",  # the charging argument (after Ahmadi et al.) is ours
                 theorem="separation = enumeration; dual <= LP*; sum w (R + D) <= 3 dual "
-                        "(dag-coflows 6.2, kappa = 1/2)")
+                        "(Shafiee-Ghaderi ToN 2021, Appendix; kappa = 1/2)")
 def job_ordering_random(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """Ratio = sum_k w (R_k + D_k) of the primal-dual order / LP (3) optimum (factor 3)."""
     sep = job_ordering_lp(inst)
@@ -214,7 +214,8 @@ def best_order_cost(inst: Instance) -> tuple[float, np.ndarray]:
                 instances=lambda rng, i: gen.e2_instance() if i == 0 else
                 gen.random_single_stage(rng, coflows=(2, 6), ports=(2, 4)),
                 quick=50, full=300, factor="2", objective="sum_k w T(A_k) (relaxed order cost)",
-                theorem="Sincronia 5.2: the BSSI order is a 2-approximation of the best order "
+                theorem="Sincronia (SIGCOMM 2018): the BSSI order is a 2-approximation of the "
+                        "best order "
                         "(cost <= 2 dual <= 2 LP*)")
 def bssi_two_approx(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """Ratio = relaxed cost of the BSSI order / best order's (brute force)."""
@@ -242,7 +243,8 @@ def bssi_two_approx(inst: Instance, algs: Mapping[str, Any]) -> Trial:
 @register_check("sqrt-mu-gap", instances=lambda rng, i: gen.sqrt_mu_fixture(2 + i % 3),
                 quick=2, full=3, factor="sqrt(mu)", objective="makespan",
                 factor_source="C",  # our fixture; the paper's own was not recovered
-                theorem="dag-coflows 9 / Example 6: OPT = k^2 = sqrt(mu) max(Delta, T)")
+                theorem="Shafiee-Ghaderi ToN 2021, the Omega(sqrt(mu)) gap example: OPT = k^2 = "
+                        "sqrt(mu) max(Delta, T)")
 def sqrt_mu_gap(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """Exact slotted ILP on the fixture; ratio = OPT / max(Delta, T) (must equal k)."""
     k = inst.ports
@@ -271,7 +273,7 @@ def sqrt_mu_gap(inst: Instance, algs: Mapping[str, Any]) -> Trial:
                 instances=lambda rng, i: gen.e2_instance() if i == 0 else
                 gen.random_single_stage(rng, coflows=(2, 6), ports=(2, 4), weights=False),
                 quick=30, full=200, objective="max slowdown",
-                theorem="single-stage 3.3: E_MPS <= E*; schedule at E* meets every bound")
+                theorem="CoFair MPS bound [C]: E_MPS <= E*; schedule at E* meets every bound")
 def slowdown_bisection(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """Ratio = E* / E_MPS (>= 1; not a proven factor: our random checks saw <= 1.0078)."""
     res = min_slowdown(inst)
@@ -302,7 +304,8 @@ def slowdown_bisection(inst: Instance, algs: Mapping[str, Any]) -> Trial:
                 quick=20, full=150, factor="2m+1", objective="weighted_jct",
                 requires=("sequential",),
                 factor_source="C",  # our argument, on our reconstructed LP
-                theorem="dag-coflows 7.3: one coflow at a time in LP order is within (2m + 1) "
+                theorem="Tian et al. rounding [C]: one coflow at a time in LP order is within "
+                        "(2m + 1) "
                         "of the Tian LP")
 def om_lp_rounding(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """Ratio = weighted JCT of the rounding / Tian LP; limit 2m + 1 (m source ports)."""

@@ -138,7 +138,7 @@ def run_iaoa(instance: Instance, params: IAOAParams, sink: RateSink, *, seed: An
     engine.  Deterministic (``seed`` unused)."""
     pol = IAOAPolicy(params.level, instance.job_weight)
     meta = {"scheduler": "iaoa", "placeholder": True,
-            "note": "IAOA (placeholder, spec 8.3 [PROP]): not the paper's algorithm; never "
+            "note": "IAOA (placeholder [C]): not the paper's algorithm; never "
                     "report these numbers as IAOA's",
             "params": {"level": params.level}}
     return run_policy(instance, pol, sink, engine="reference", meta=meta, progress=progress)
