@@ -86,27 +86,18 @@ def run(instance: Instance, scheduler: str | SchedulerInfo, *, params: Any = Non
     p = info.make_params(params)
     info.check_supports(instance)
     c0, t0 = time.process_time(), time.perf_counter()
-    if info.semantics == "coflowsim":
-        # the mode's own tolerance (CoflowSim's finishing rule) unless one is given
-        res = info.impl(instance, info.name, params=p,
-                        check=None if keep_schedule else (tol or True), progress=progress)
-        t1 = time.perf_counter()
-        inst = res.instance
-        streamed = res.valid is not None
-        valid = res.valid if streamed else validate(inst, res.schedule, tol or res.tolerance)
-        meta = dict(valid.meta) if streamed else dict(res.schedule.meta)
-    else:
-        tol_used = tol or Tolerance()
-        sink = (RateSink.streaming(tol_used) if info.streams and not keep_schedule
-                else RateSink.store())
-        out = info.impl(instance, p, sink, seed=seed, progress=progress)
-        t1 = time.perf_counter()
-        inst = out.instance or instance
-        streamed = out.streamed
-        out.meta.setdefault("scheduler", info.name)
-        valid = out.valid if streamed else validate(inst, out.schedule,
-                                                    out.tolerance or tol_used)
-        meta = dict(out.meta)
+    tol_used = tol or Tolerance()
+    # CoflowSim semantics validate with the mode's own tolerance (its finishing rule) unless
+    # the caller gives one: the sink then carries none and the outcome names the mode's
+    sink = RateSink(info.streams and not keep_schedule,
+                    tol_used if info.semantics == "fluid" else tol)
+    out = info.impl(instance, p, sink, seed=seed, progress=progress)
+    t1 = time.perf_counter()
+    inst = out.instance or instance
+    streamed = out.streamed
+    out.meta.setdefault("scheduler", info.name)
+    valid = out.valid if streamed else validate(inst, out.schedule, out.tolerance or tol_used)
+    meta = dict(out.meta)
     t2 = time.perf_counter()
     counters = {k: meta[k] for k in _COUNTERS if k in meta}
     if "rate_changes" not in counters and valid.schedule is not None:

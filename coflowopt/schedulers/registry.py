@@ -10,8 +10,8 @@ pair before running (:meth:`SchedulerInfo.refusal`), and what its parameters are
 :class:`~coflowopt.params.Params` dataclass, checked on creation).
 
 Calling convention.  The public form of every scheduler is ``algorithm(instance, *, seed=None,
-**params) -> Schedule`` (``SchedulerInfo.__call__``).  Underneath, every fluid implementation
-is ``impl(instance, params, sink, *, seed=None, progress=None) ->``
+**params) -> Schedule`` (``SchedulerInfo.__call__``).  Underneath, every implementation (both
+semantics) is ``impl(instance, params, sink, *, seed=None, progress=None) ->``
 :class:`~coflowopt.sim.sink.Outcome`: it writes its rates to the
 :class:`~coflowopt.sim.sink.RateSink` it is handed (stored, or streamed into the validator where
 its engine can: entries with ``streams=True``; :func:`coflowopt.run` is the one caller that asks
@@ -269,7 +269,9 @@ class SchedulerInfo:
         p = self.make_params(params)
         self.check_supports(instance)
         if self.semantics == "coflowsim":
-            return self.impl(instance, self.name, params=p)
+            from coflowopt.sim.coflowsim import coflowsim
+
+            return coflowsim(instance, self.name, params=p)
         from coflowopt.sim.sink import RateSink
 
         out = self.impl(instance, p, RateSink.store(), seed=seed).schedule
@@ -439,9 +441,10 @@ for _name, _clair, _summary, _aliases in (
         ("pfp", True, "CoflowSim per-flow prioritization: shortest flow first", ()),
         ("a-sebf", False, "A-SEBF on CoflowSim: D-CLAS queues on bytes sent per receiver port",
          ("asebf",))):
-    _TABLE.append(SchedulerInfo(_name, f"{C}:coflowsim", f"{C}:CoflowSimParams", "online", _clair,
-                                "single", _summary, objective="average CCT (CoflowSim)",
-                                semantics="coflowsim", aliases=_aliases))
+    _TABLE.append(SchedulerInfo(_name, "coflowopt.schedulers.coflowsim_mode:run_"
+                                + _name.replace("-", "_"), f"{C}:CoflowSimParams", "online",
+                                _clair, "single", _summary, objective="average CCT (CoflowSim)",
+                                semantics="coflowsim", aliases=_aliases, streams=True))
 
 _REGISTRY: dict[tuple[str, str], SchedulerInfo] = {}
 _ALIASES: dict[tuple[str, str], str] = {}
