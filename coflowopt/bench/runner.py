@@ -328,7 +328,10 @@ def _start_worker(tasks: list[Task]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
     fix_mmap_threshold()
-    Warmup().run_tasks(tasks)
+    try:
+        Warmup().run_tasks(tasks)
+    except Exception:  # only a head start: a failing initializer would break the whole pool
+        pass
 
 
 @contextmanager
