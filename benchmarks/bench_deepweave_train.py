@@ -2,8 +2,8 @@
 
 For a GGen fan-in/fan-out job of exactly 16 and of 64 coflows (``--ports`` x ``--ports``
 fabric, CoflowSim's default coflow mix), REINFORCE iterations of ``--agents`` full episodes
-each (``l_init`` above the longest episode) through :func:`coflowopt.schedulers.learned.
-train.train` with 1 and with 2 agent processes: episodes per second of training (rollouts on
+each (``l_init`` above the longest episode) through :func:`coflowopt.training.reinforce.train`
+with 1 and with 2 agent processes: episodes per second of training (rollouts on
 the stepper with Plackett-Luce sampling, the batched replay and the Adam step), measured
 between the end of the first iteration (warm-up: kernels loaded, workers started) and the
 end of the last.  Also the single-process rollout alone (no gradient): episodes per second
@@ -30,7 +30,8 @@ def main() -> None:
     args = ap.parse_args()
 
     from coflowopt.schedulers.learned import network
-    from coflowopt.schedulers.learned.train import TrainConfig, rollout, train
+    from coflowopt.training.episodes import rollout
+    from coflowopt.training.reinforce import TrainConfig, train
     from coflowopt.workloads.dags import ggen_fan_in_fan_out
 
     cfg = network.DeepWeaveConfig()

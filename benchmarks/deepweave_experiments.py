@@ -1,4 +1,5 @@
-"""DeepWeave's evaluation experiments (spec single-stage-and-learning.md section 9; the issue's
+"""DeepWeave's evaluation experiments (Sun, Guo, Wang, Li, Lan, Hu, IJCAI 2020, the
+evaluation section: JCT against the baselines, deadline missing rate, ablations; the issue's
 list), reduced to fit a shared 2-core machine.  Every schedule goes through
 :func:`coflowopt.run` (validated).
 
@@ -267,7 +268,7 @@ def exp_ablation(iterations: int, seeds: list[int], names: list[str] | None = No
     the last quarter of the evaluations (:func:`_last_quarter`), Sincronia's level on the
     same set, wall and CPU seconds."""
     from coflowopt.schedulers.learned.network import DeepWeaveConfig
-    from coflowopt.schedulers.learned.train import TrainConfig, train
+    from coflowopt.training.reinforce import TrainConfig, train
 
     @dataclasses.dataclass(frozen=True)
     class AblationConfig(TrainConfig):

@@ -1,5 +1,6 @@
-"""``coflowopt train deepweave``: train DeepWeave's policy with REINFORCE (spec 9.4, Algorithm 1;
-:mod:`coflowopt.schedulers.learned.train`).  Needs the ``learn`` extra (torch)."""
+"""``coflowopt train deepweave``: train DeepWeave's policy with REINFORCE (Sun, Guo, Wang, Li,
+Lan, Hu, IJCAI 2020, Algorithm 1; :mod:`coflowopt.training.reinforce`).  Needs the ``learn``
+extra (torch)."""
 
 from __future__ import annotations
 
@@ -26,9 +27,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train a learned scheduler (needs the learn extra)")
     tsub = p.add_subparsers(dest="learner", required=True, metavar="LEARNER")
     d = tsub.add_parser("deepweave", help="DeepWeave: REINFORCE with N agents (Algorithm 1)",
-                        description="Train DeepWeave's GNN policy (spec 9.4) on seeded DAG "
-                        "instances; checkpoints, a learning-curve CSV and a plot go to --out. "
-                        "The shipped checkpoint is never overwritten.")
+                        description="Train DeepWeave's GNN policy (IJCAI 2020, Algorithm 1) "
+                        "on seeded DAG instances; checkpoints, a learning-curve CSV and a plot go "
+                        "to --out. The shipped checkpoint is never overwritten.")
     d.add_argument("--out", required=True, help="output folder (weights deepweave.npz, "
                    "train_state.pt, curve.csv, curve.png)")
     d.add_argument("--iterations", type=int, required=True,
@@ -68,7 +69,7 @@ def cmd_train_deepweave(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     from coflowopt.schedulers.learned.checkpoint import default_checkpoint_path
-    from coflowopt.schedulers.learned.train import TrainConfig, train
+    from coflowopt.training.reinforce import TrainConfig, train
 
     shipped = default_checkpoint_path().resolve().parent
     from pathlib import Path

@@ -27,13 +27,49 @@ import scipy.sparse as sp
 from .highs import highs_model
 from .model import LinearProgram, SolveParams, SolveResult, Status
 
-__all__ = ["BACKENDS", "solve"]
+__all__ = ["BACKENDS", "HIGHS_POOL", "HighsPool", "solve"]
 
 INF = math.inf
-_THREADS: list[int | None] = [None]  # thread count HiGHS's global scheduler was last set to
-#: HiGHS thread count used when ``SolveParams.threads`` is None (None: HiGHS's default);
-#: process-pool workers set it to 1 so that N workers use N cores.
-DEFAULT_THREADS: list[int | None] = [None]
+
+
+class HighsPool:
+    """HiGHS's thread pool, of which a process has exactly one.
+
+    HiGHS starts it at its first run with the ``threads`` option of that run (HiGHS's own
+    default when unset) and keeps it: a later run that asks for another count fails unless the
+    pool is restarted (``Highs.resetGlobalScheduler``), and a run that asks for none uses the
+    pool as it is.  highspy cannot tell what the pool was started with, so this object
+    remembers the count it last started it with (``None``: not started here) and restarts it
+    only when a run asks for a different one.  The only state it holds mirrors HiGHS's own
+    process-wide state; what a solve uses is always its ``SolveParams.threads``.
+    """
+
+    def __init__(self) -> None:
+        self.threads: int | None = None
+
+    def use(self, threads: int) -> None:
+        """Make the pool one of ``threads`` threads before a run that asks for that many."""
+        if self.threads != int(threads):
+            import highspy
+
+            highspy.Highs.resetGlobalScheduler(True)
+            self.threads = int(threads)
+
+    def start(self, threads: int) -> None:
+        """Start the pool with ``threads`` threads now (an empty run), so that every later run
+        in this process that asks for no count (``SolveParams.threads`` ``None``, e.g. inside a
+        scheduler) uses that many: what a process-pool worker does to use one core."""
+        import highspy
+
+        self.use(threads)
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", int(threads))
+        h.run()
+
+
+#: This process's HiGHS thread pool (see :class:`HighsPool`).
+HIGHS_POOL = HighsPool()
 
 
 def _gap(objective: float, bound: float) -> float:
@@ -53,13 +89,10 @@ def _solve_highs(lp: LinearProgram, params: SolveParams) -> SolveResult:
     if math.isfinite(params.time_limit):
         h.setOptionValue("time_limit", float(params.time_limit))
     h.setOptionValue("mip_rel_gap", float(params.mip_rel_gap))
-    threads = params.threads if params.threads is not None else DEFAULT_THREADS[0]
-    if threads is not None:
-        if _THREADS[0] != int(threads):
-            # HiGHS fixes its thread pool at the first run; start a new one for a new count
-            highspy.Highs.resetGlobalScheduler(True)
-            _THREADS[0] = int(threads)
-        h.setOptionValue("threads", int(threads))
+    if params.threads is not None:
+        # HiGHS fixes its thread pool at the first run; a new count needs a new pool
+        HIGHS_POOL.use(params.threads)
+        h.setOptionValue("threads", int(params.threads))
     if not params.presolve:
         h.setOptionValue("presolve", "off")
     for key, value in (params.options or {}).items():

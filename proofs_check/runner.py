@@ -23,19 +23,14 @@ __all__ = ["NO_CONSTANT", "format_failures", "format_sizes", "format_table", "in
 
 NO_CONSTANT = "no constant (O(.) only)"
 
-_LOADED = [False]
-
-
 def load() -> None:
-    """Import the check modules (the schedulers come from the registry's table)."""
-    if _LOADED[0]:
-        return
+    """Import the check modules (the schedulers come from the registry's table); a second call
+    finds them in ``sys.modules`` and registers nothing again."""
     import importlib
 
     # registration, in table order: formulation checks, then algorithm checks
     importlib.import_module(f"{__package__}.lp_checks")
     importlib.import_module(f"{__package__}.algorithm_checks")
-    _LOADED[0] = True
 
 
 def instance_of(check: Check, index: int, seed: int) -> Instance:
@@ -81,9 +76,12 @@ def run_trial(check: Check, index: int, seed: int,
 
 
 def _worker_init(threads: int) -> None:
-    from coflowopt.lp import backends
+    """Process-pool worker initializer: HiGHS's pool of this process gets ``threads`` threads
+    (every LP a check solves asks for none, so ``jobs`` workers use ``jobs`` cores with
+    ``threads=1``), and the checks are registered."""
+    from coflowopt.lp.backends import HIGHS_POOL
 
-    backends.DEFAULT_THREADS[0] = threads
+    HIGHS_POOL.start(threads)
     load()
 
 

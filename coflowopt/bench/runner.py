@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -46,6 +46,7 @@ __all__ = [
     "NO_FEASIBLE_PREFIX",
     "VOLATILE_COLUMNS",
     "RunResult",
+    "Warmup",
     "dask_executor",
     "is_failure",
     "run_suite",
@@ -88,66 +89,88 @@ def _base_row(task: Task) -> dict[str, Any]:
     }
 
 
-def run_task(task: Task) -> dict[str, Any]:
+def run_task(task: Task, warmup: Warmup | None = None) -> dict[str, Any]:
     """Run one task; never raises for a problem of the task itself.
 
+    ``warmup``: what the process running the task has already warmed up (:class:`Warmup`);
+    ``None``: nothing known, so the task warms its scheduler up before the timed run.
     Returns ``{"row": dict, "arrays": {"cct": ..., "slowdown": ...} or None,
     "traceback": str or None}``.
     """
     if task.isolate:
         return _run_isolated(task)
-    return run_here(task)
+    return run_here(task, warmup)
 
 
-#: (scheduler, semantics, parameters) this process has already compiled or loaded kernels for
-_WARM: set[tuple[str, str, str]] = set()
+WarmKey = tuple[str, str, str]
 
 
-def _warm_here(tasks: list[Task]) -> None:
-    """:func:`_warm_up` in this process for each distinct scheduler of ``tasks``."""
-    from coflowopt.model import Instance
-    from coflowopt.schedulers import get
+class Warmup:
+    """The (scheduler, semantics, parameters) that one process has already run once on a
+    two-coflow instance, so that numba's compile (or cache load) of exactly the kernels each
+    uses is done, and timed apart (``compile_seconds``), before its timed run: never counted in
+    ``algo_seconds``.
 
-    probe = Instance.from_arrays(2, [0], [1], [1.0], [0])
-    for t in tasks:
+    Compiled kernels belong to a process, so this record is only true of the process it
+    describes, and whoever runs tasks there holds it: :func:`run_suite` keeps one for its own
+    process (the warm-up before a local pool starts, and inline runs); a local pool's workers
+    warm the suite's schedulers when they start (:func:`_start_worker`) and get their tasks
+    with that record; a task run with none (a Dask worker, an isolated subprocess) warms up
+    before its own run.
+    """
+
+    def __init__(self, keys: Iterable[WarmKey] = ()) -> None:
+        self.keys: set[WarmKey] = set(keys)
+
+    @staticmethod
+    def key(info: Any, params: dict[str, Any]) -> WarmKey:
+        import json
+
+        return (info.name, info.semantics, json.dumps(params, sort_keys=True, default=str))
+
+    def run(self, info: Any, params: dict[str, Any], inst: Any) -> float | None:
+        """Run ``info`` with ``params`` once on a two-coflow instance of the same kind as
+        ``inst`` unless this process did already; returns the seconds it took (``None`` when
+        it did not run).  Built-in schedulers only (not plugins); one that refuses the tiny
+        instance is not warmed (and not tried again)."""
+        from coflowopt.model import Fabric, Instance
+        from coflowopt.service import run
+
+        if info.family == "plugin":  # a plugin may have side effects or be slow: not run twice
+            return None
+        key = self.key(info, params)
+        if key in self.keys:
+            return None
+        self.keys.add(key)
+        tiny = Instance.from_arrays(
+            Fabric.uniform(2, float(inst.fabric.capacity_in[0]) if inst.ports else 1.0),
+            np.array([0, 1, 0]), np.array([1, 0, 0]), np.array([2.0, 3.0, 1.0]),
+            np.array([0, 0, 1]), coflow_release=np.array([0.0, 1.0]), n_coflows=2,
+            time_unit=inst.time_unit)
+        t0 = time.perf_counter()
         try:
-            info = get(t.scheduler.name, t.scheduler.semantics)
-        except KeyError:
-            continue  # a plugin's name: its workers import it and warm up themselves
-        _warm_up(info, t.scheduler.params, probe)
+            run(tiny, info, params=params, seed=0)
+        except Exception:  # the real run will report whatever is wrong
+            return None
+        return time.perf_counter() - t0
+
+    def run_tasks(self, tasks: Iterable[Task]) -> None:
+        """:meth:`run` for each distinct scheduler of ``tasks`` (on a one-flow probe's
+        units)."""
+        from coflowopt.model import Instance
+        from coflowopt.schedulers import get
+
+        probe = Instance.from_arrays(2, [0], [1], [1.0], [0])
+        for t in tasks:
+            try:
+                info = get(t.scheduler.name, t.scheduler.semantics)
+            except KeyError:
+                continue  # a plugin's name: its workers import it and warm up themselves
+            self.run(info, t.scheduler.params, probe)
 
 
-def _warm_up(info: Any, params: dict[str, Any], inst: Any) -> float | None:
-    """Run the task's scheduler once on a two-coflow instance of the same kind before the timed
-    run, so that numba's compile (or cache load) of exactly the kernels it uses is never
-    counted in ``algo_seconds``; returns the seconds it took the first time in this process
-    (``None`` after).  Built-in schedulers only (not plugins); one that refuses the tiny
-    instance is not warmed."""
-    import json
-
-    from coflowopt.model import Fabric, Instance
-    from coflowopt.service import run
-
-    if info.family == "plugin":  # a plugin may have side effects or be slow: not run twice
-        return None
-    key = (info.name, info.semantics, json.dumps(params, sort_keys=True, default=str))
-    if key in _WARM:
-        return None
-    _WARM.add(key)
-    tiny = Instance.from_arrays(
-        Fabric.uniform(2, float(inst.fabric.capacity_in[0]) if inst.ports else 1.0),
-        np.array([0, 1, 0]), np.array([1, 0, 0]), np.array([2.0, 3.0, 1.0]),
-        np.array([0, 0, 1]), coflow_release=np.array([0.0, 1.0]), n_coflows=2,
-        time_unit=inst.time_unit)
-    t0 = time.perf_counter()
-    try:
-        run(tiny, info, params=params, seed=0)
-    except Exception:  # the real run will report whatever is wrong
-        return None
-    return time.perf_counter() - t0
-
-
-def run_here(task: Task) -> dict[str, Any]:
+def run_here(task: Task, warmup: Warmup | None = None) -> dict[str, Any]:
+    """:func:`run_task` in this process (``warmup``: as there)."""
     from coflowopt.bench.workloads import build_workload
     from coflowopt.bounds import lower_bounds
     from coflowopt.metrics import cct, slowdown, summary
@@ -166,7 +189,8 @@ def run_here(task: Task) -> dict[str, Any]:
                        objective=info.objective)
             inst = build_workload(task.workload.generator, task.workload.params, task.seed,
                                   task.base_dir)
-            warm = _warm_up(info, task.scheduler.params, inst)
+            warm = (warmup if warmup is not None else Warmup()).run(
+                info, task.scheduler.params, inst)
             if warm is not None:
                 row["compile_seconds"] = warm
             res = run(inst, info, params=task.scheduler.params, seed=task.algorithm_seed)
@@ -296,12 +320,18 @@ def _die_with_parent() -> None:
     threading.Thread(target=watch, name="coflowopt-parent-watch", daemon=True).start()
 
 
-def _ignore_sigint() -> None:
-    """Pool worker initializer: Ctrl-C reaches the parent only (it stops the run), and the
-    worker dies with its parent."""
+def _start_worker(tasks: list[Task]) -> None:
+    """Local pool worker initializer: Ctrl-C reaches the parent only (it stops the run), the
+    worker dies with its parent, and it warms up the schedulers of ``tasks`` before its first
+    task (a forked worker has their kernels from the parent already: milliseconds; a spawned
+    one loads them from numba's cache)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
     fix_mmap_threshold()
+    try:
+        Warmup().run_tasks(tasks)
+    except Exception:  # only a head start: a failing initializer would break the whole pool
+        pass
 
 
 @contextmanager
@@ -332,14 +362,18 @@ def dask_executor(address: str = "local", *, n_workers: int = 2) -> Iterator[Exe
             cluster.close()
 
 
-def _results(executor: Executor | None, tasks: list[Task], futures: dict[Future, Task]
+def _results(executor: Executor | None, tasks: list[Task], futures: dict[Future, Task],
+             warmup: Warmup | None
              ) -> Iterator[tuple[Task, Future | None, dict[str, Any] | None]]:
+    """Each task's result as it arrives: inline (``executor`` ``None``) or from
+    ``executor``; ``warmup``: what the processes running the tasks have warmed up
+    (:class:`Warmup`; ``None``: unknown, each task warms up itself)."""
     if executor is None:  # inline
         for t in tasks:
-            yield t, None, run_task(t)
+            yield t, None, run_task(t, warmup)
         return
     for t in tasks:
-        futures[executor.submit(run_task, t)] = t
+        futures[executor.submit(run_task, t, warmup)] = t
     for fut in as_completed(futures):
         yield futures[fut], fut, None
 
@@ -394,21 +428,27 @@ def run_suite(
             pending = pending[:max(0, int(max_tasks))]
         own = None
         ex: Executor | None = None
+        # what the processes that run the tasks have warmed up: this one for inline runs;
+        # unknown on a caller's executor (each task warms up itself)
+        warmup: Warmup | None = Warmup()
         if isinstance(executor, Executor):
-            ex = executor
+            ex, warmup = executor, None
         elif executor != "inline" and pending:
             from concurrent.futures import ProcessPoolExecutor
 
             # compile the kernels the pending tasks need once, here, before the workers
             # start: they then load numba's cache instead of compiling the same kernels side
-            # by side (a cold cache's first run)
-            _warm_here(pending)
+            # by side (a cold cache's first run); each worker warms the same schedulers up
+            # when it starts, so its tasks go with this process's record
+            assert warmup is not None
+            warmup.run_tasks(pending)
             own = ex = ProcessPoolExecutor(max_workers=max(1, int(jobs)),
-                                           initializer=_ignore_sigint)
+                                           initializer=_start_worker,
+                                           initargs=(_distinct_schedulers(pending),))
         bar = tqdm(total=len(pending), desc=suite.name, unit="task", leave=False,
                    disable=None if progress is None else not progress)
         try:
-            for task, fut, res in _results(ex, pending, futures):
+            for task, fut, res in _results(ex, pending, futures, warmup):
                 if fut is not None:
                     try:
                         res = fut.result()
@@ -456,6 +496,16 @@ def run_suite(
     return RunResult(suite=suite.name, out=folder, total=len(tasks), skipped=skipped, ran=ran,
                      failed=failed, lost=lost, remaining=remaining, interrupted=interrupted,
                      seconds=time.perf_counter() - t_start, problems=tuple(problems))
+
+
+def _distinct_schedulers(tasks: list[Task]) -> list[Task]:
+    """One task per distinct (scheduler, semantics, parameters) of ``tasks``: what a worker
+    warms up when it starts."""
+    seen: dict[tuple[str, str, str], Task] = {}
+    for t in tasks:
+        seen.setdefault((t.scheduler.name, str(t.scheduler.semantics),
+                         repr(sorted(t.scheduler.params.items()))), t)
+    return list(seen.values())
 
 
 def _export_parquet(folder: Path) -> None:

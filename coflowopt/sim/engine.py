@@ -15,7 +15,6 @@ volumes (:attr:`SimView.remaining` raises otherwise).
 
 from __future__ import annotations
 
-import contextvars
 import heapq
 import math
 from collections.abc import Callable
@@ -28,12 +27,7 @@ from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.allocate import AllocState
 
-__all__ = ["PROGRESS", "InstanceView", "Policy", "SimView", "SimulationError", "simulate"]
-
-#: A ``progress(done, total)`` callback used by :func:`simulate` when none is passed (set it
-#: around a call to a registered scheduler to drive a progress bar).
-PROGRESS: contextvars.ContextVar[Callable[[int, int], Any] | None] = contextvars.ContextVar(
-    "coflowopt_progress", default=None)
+__all__ = ["InstanceView", "Policy", "SimView", "SimulationError", "simulate"]
 
 #: A flow whose remaining volume is at most this fraction of its volume is finished.
 DONE_RTOL = 1e-10
@@ -256,11 +250,10 @@ def simulate(
     """Run ``policy`` on ``instance`` from time ``min(0, releases)`` until every flow finishes.
 
     ``progress(done, total)`` is called with the number of finished coflows after each coflow
-    completion (for progress bars).  Returns the schedule; it is not validated here.
+    completion (for progress bars); it is the only channel: without it nothing is reported.
+    Returns the schedule; it is not validated here.
     """
     inst = instance
-    if progress is None:
-        progress = PROGRESS.get()
     C = inst.n_coflows
     st = AllocState.for_instance(inst)
     view = SimView(inst, st, bool(getattr(policy, "clairvoyant", True)))

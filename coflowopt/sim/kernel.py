@@ -129,20 +129,9 @@ def fluid_horizon(instance: Any, t0: float = 0.0) -> float:
 
 def progress_target(progress: Progress | None) -> tuple[Progress | None, str]:
     """The callback an entry point hands to :func:`run_kernel`, and its units: ``progress``
-    itself in simulated time, or else :data:`coflowopt.sim.engine.PROGRESS` (the reference
-    engine's ``progress(done, total)`` on completed coflows), if one is set."""
-    if progress is not None:
-        return progress, "time"
-    from coflowopt.sim.engine import PROGRESS
-
-    cb = PROGRESS.get()
-    if cb is None:
-        return None, "time"
-
-    def coflows(done: float, total: float) -> None:
-        cb(int(done), int(total))
-
-    return coflows, "coflows"
+    itself, in simulated time.  A run reports progress only to the callback its caller passed
+    (the run service passes one to every scheduler): there is no ambient fallback."""
+    return progress, "time"
 
 
 def _say(notify: Notify | None, message: str) -> None:

@@ -288,3 +288,22 @@ def test_a_proven_infeasible_result_is_a_row_not_a_failure(tmp_path: Path, capsy
     assert main(["bench", str(path), "--out", str(tmp_path / "cli"), "--executor", "inline",
                  "--no-plots"]) == 0
     assert "failed task" not in capsys.readouterr().err
+
+
+def test_warm_up_record_is_the_callers(tmp_path: Path) -> None:
+    # which schedulers a process has warmed up is an object its runner holds, not module
+    # state: a task given the record warms up only what it lacks; one without warms up itself
+    from coflowopt.bench.runner import Warmup, run_task
+
+    suite = load_suite(write(tmp_path, tiny_suite(schedulers='[[schedulers]]\nname = "varys"\n')))
+    first, second = expand(suite)[:2]
+    warmup = Warmup()
+    rows = [run_task(t, warmup)["row"] for t in (first, second)]
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    assert rows[0]["compile_seconds"] >= 0 and "compile_seconds" not in rows[1]
+    assert len(warmup.keys) == 1
+    alone = run_task(second)["row"]  # no record: warms up before its timed run
+    assert alone["status"] == "ok" and alone["compile_seconds"] >= 0
+    assert len(Warmup().keys) == 0  # a new record starts empty: nothing shared
+    assert {k: v for k, v in alone.items() if k not in VOLATILE_COLUMNS} == \
+        {k: v for k, v in rows[1].items() if k not in VOLATILE_COLUMNS}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -208,3 +209,39 @@ def test_params_checked() -> None:
         SolveParams(time_limit=0)
     with pytest.raises(ValueError, match="mip_rel_gap"):
         SolveParams(mip_rel_gap=1.5)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+def test_highs_threads_are_each_solves_parameter() -> None:
+    # HiGHS keeps one thread pool per process (so: a fresh process here).  A solve's
+    # SolveParams.threads decides its count, the pool following when it differs (HiGHS would
+    # refuse the run otherwise); a solve that asks for none runs on the pool as it is, which is
+    # how a proof-check worker runs every LP on the one thread it started the pool with
+    code = """
+import os
+import numpy as np
+import scipy.sparse as sp
+from coflowopt.lp import LinearProgram, SolveParams, Status, solve
+from coflowopt.lp.backends import HIGHS_POOL
+
+def tasks():
+    return len(os.listdir("/proc/self/task"))
+
+lp = random_model(1, integer=True)
+HIGHS_POOL.start(3)
+n3 = tasks()
+assert solve(lp).status is Status.OPTIMAL and tasks() == n3 and HIGHS_POOL.threads == 3
+assert solve(lp, SolveParams(threads=1)).status is Status.OPTIMAL
+assert HIGHS_POOL.threads == 1 and tasks() == n3 - 2
+assert solve(lp, threads=2).status is Status.OPTIMAL and tasks() == n3 - 1
+assert solve(lp).status is Status.OPTIMAL and HIGHS_POOL.threads == 2
+print("ok")
+"""
+    import inspect
+    import subprocess
+    import sys
+
+    src = inspect.getsource(random_model)
+    out = subprocess.run([sys.executable, "-c", code.replace("\nlp = ", f"\n{src}\nlp = ", 1)],
+                         capture_output=True, text=True, check=False)
+    assert out.stdout.strip().endswith("ok"), out.stderr[-2000:]

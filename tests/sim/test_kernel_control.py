@@ -62,16 +62,20 @@ def test_progress_is_reported_and_non_decreasing(big, which) -> None:
     assert seen[-1][0] == seen[-1][1] > 0  # the last call says complete
 
 
-def test_coflow_progress_through_the_engine_contextvar(big) -> None:
-    from coflowopt.sim.engine import PROGRESS
+def test_progress_is_an_explicit_argument_only() -> None:
+    # no ambient channel (the engine's former PROGRESS context variable): the reference
+    # engine reports completed coflows to the callback its caller passes, and to nothing else
+    import coflowopt.sim.engine as engine
+    from coflowopt.schedulers.single.varys import VarysPolicy
+    from coflowopt.sim.drive import run_policy
 
+    assert not hasattr(engine, "PROGRESS")
+    inst = synthetic_trace(30, seed=3, ports=10)
     seen: list[tuple[int, int]] = []
-    token = PROGRESS.set(lambda done, total: seen.append((done, total)))
-    try:
-        fast_fair(big, check=Tolerance())
-    finally:
-        PROGRESS.reset(token)
-    assert seen and seen[-1] == (big.n_coflows, big.n_coflows)
+    sched = run_policy(inst, VarysPolicy(), engine="reference",
+                       progress=lambda done, total: seen.append((done, total)))
+    assert sched.meta["engine"] == "reference"
+    assert seen and seen[-1] == (inst.n_coflows, inst.n_coflows)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 

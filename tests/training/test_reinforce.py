@@ -1,4 +1,4 @@
-"""DeepWeave training (:mod:`coflowopt.schedulers.learned.train`, spec 9.4 Algorithm 1)."""
+"""DeepWeave training (:mod:`coflowopt.training`; DeepWeave, IJCAI 2020, Algorithm 1)."""
 
 from __future__ import annotations
 
@@ -19,13 +19,13 @@ from coflowopt.schedulers.learned.torch_net import (  # noqa: E402
     DeepWeaveNet,
     plackett_luce_log_prob,
 )
-from coflowopt.schedulers.learned.train import (  # noqa: E402
+from coflowopt.training.episodes import rollout  # noqa: E402
+from coflowopt.training.reinforce import (  # noqa: E402
     STATE_FILE,
     WEIGHTS_FILE,
     TrainConfig,
     batched_log_prob,
     batched_priorities,
-    rollout,
     train,
 )
 

@@ -1,8 +1,8 @@
-"""DeepWeave training: REINFORCE with ``N`` parallel agents (spec single-stage-and-learning.md
-section 9.4, Algorithm 1), on the decision-epoch environment of :mod:`.env`.  Needs the
-``learn`` extra (torch).
+"""DeepWeave training: REINFORCE with ``N`` parallel agents (Sun, Guo, Wang, Li, Lan, Hu,
+"DeepWeave", IJCAI 2020, Algorithm 1), on the decision-epoch environment of
+:mod:`coflowopt.schedulers.learned.env`.  Needs the ``learn`` extra (torch).
 
-Algorithm 1 as implemented (the spec's [PROP] reading of the listing)::
+Algorithm 1 as implemented (our [PROP] reading of the paper's listing)::
 
     theta <- init_params(seed);  l <- l_init                     # l persists [PROP]
     for iteration = 1 .. K:
@@ -15,13 +15,15 @@ Algorithm 1 as implemented (the spec's [PROP] reading of the listing)::
         l <- min(l + epsilon, full episode);  theta <- Adam(theta, Delta, alpha = 1e-3)
 
 - ``mu_theta`` [PROP]: Plackett-Luce over the ready coflows on the network's priorities
-  (:mod:`.torch_net`), drawn by the Gumbel-max construction; greedy (sorted) at evaluation.
-  The agents sample with the numpy forward pass (:func:`.network.forward`, equal to the torch
-  twin to rounding); the log-probabilities are then recomputed in torch for all the
-  iteration's states at once (every state of one iteration is the same DAG, so the forward
-  pass batches over states) and differentiated.
-- Reward [PROP]: ``r_t = -(t_{k+1} - t_k) * unfinished jobs`` (spec 9.2); with
-  ``normalize`` (default) divided by the instance's total critical path ``sum_j T_j``
+  (:mod:`coflowopt.schedulers.learned.torch_net`), drawn by the Gumbel-max construction
+  (:func:`coflowopt.training.episodes.rollout`); greedy (sorted) at evaluation.  The agents
+  sample with the numpy forward pass (:func:`coflowopt.schedulers.learned.network.forward`,
+  equal to the torch twin to rounding); the log-probabilities are then recomputed in torch
+  for all the iteration's states at once (every state of one iteration is the same DAG, so
+  the forward pass batches over states) and differentiated.
+- Reward [PROP]: ``r_t = -(t_{k+1} - t_k) * unfinished jobs`` (Decima's average-JCT reward, Mao
+  et al., SIGCOMM 2019, so that ``sum_t r_t = -sum_j JCT_j``); with ``normalize`` (default)
+  divided by the instance's total critical path ``sum_j T_j``
   (:attr:`~coflowopt.Instance.critical_path`, a lower bound on ``sum_j JCT_j`` with
   releases at 0), so returns are comparable across DAG sizes [PROP].
 - Agents shorter than the longest episode [PROP]: past its end an agent's ``R_t`` is 0 in
@@ -36,13 +38,13 @@ Algorithm 1 as implemented (the spec's [PROP] reading of the listing)::
   process, so the weights do not depend on ``workers``.
 
 Output folder (``out``): ``deepweave.npz`` (the weights, through
-:func:`.checkpoint.save_checkpoint`, atomic), ``train_state.pt`` (iteration, ``l``, the
-network and Adam state, the generator state and the curve so far, written atomically beside
-the weights every ``checkpoint_every`` iterations and on Ctrl-C), ``curve.csv`` (one row per
-iteration) and ``curve.png`` (the greedy policy's mean JCT on a fixed evaluation set with
-Sincronia's level on the same instances, by :func:`coflowopt.run`).  ``resume=True``
-continues from ``train_state.pt`` with nothing lost: the same weights as an uninterrupted
-run.
+:func:`coflowopt.schedulers.learned.checkpoint.save_checkpoint`, atomic), ``train_state.pt``
+(iteration, ``l``, the network and Adam state, the generator state and the curve so far,
+written atomically beside the weights every ``checkpoint_every`` iterations and on Ctrl-C),
+``curve.csv`` (one row per iteration) and ``curve.png`` (the greedy policy's mean JCT on a
+fixed evaluation set with Sincronia's level on the same instances, by :func:`coflowopt.run`;
+:mod:`coflowopt.training.evaluate`). ``resume=True`` continues from ``train_state.pt`` with
+nothing lost: the same weights as an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -66,12 +68,14 @@ import numpy as np
 from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedulers.learned import network
-from coflowopt.schedulers.learned.env import DagEpisode, draw_instance, order_to_priority
+from coflowopt.schedulers.learned.env import draw_instance
 from coflowopt.schedulers.learned.features import DagBatch
 from coflowopt.schedulers.learned.network import DeepWeaveConfig
+from coflowopt.training.episodes import rollouts
+from coflowopt.training.evaluate import evaluate_each, sincronia_level
 
 __all__ = ["CURVE_COLUMNS", "STATE_FILE", "WEIGHTS_FILE", "TrainConfig", "TrainResult",
-           "batched_log_prob", "batched_priorities", "evaluate", "rollout", "train"]
+           "batched_log_prob", "batched_priorities", "plot_curve", "train"]
 
 WEIGHTS_FILE = "deepweave.npz"
 STATE_FILE = "train_state.pt"
@@ -84,15 +88,17 @@ CURVE_COLUMNS = ("iteration", "stage", "nodes_low", "nodes_high", "episode_steps
 
 @dataclass(frozen=True)
 class TrainConfig(Params):
-    """Algorithm 1's settings (spec 9.4; [DW] ``lr`` and Adam, [PROP] the rest).
+    """Algorithm 1's settings (DeepWeave, IJCAI 2020: ``lr`` and Adam from the paper, [PROP]
+    the rest).
 
     ``iterations``: training iterations ``K`` in all (a resumed run goes on to this count);
     ``agents``: ``N`` parallel agents per iteration, all on the same instance; ``l_init``,
     ``epsilon``: the episode length in decision epochs, ``l_init`` at first and growing by
     ``epsilon`` per iteration; ``lr``: Adam's step size; ``curriculum``: GGen node ranges by
     stage, ``stage_iterations`` iterations each; ``workload``: ``ggen``, ``tpcds`` or
-    ``mixed`` (:func:`.env.draw_instance`); ``ports``: fabric size; ``n_jobs``: jobs per
-    instance; ``seed``: everything random (initial weights, instances, agents);
+    ``mixed`` (:func:`coflowopt.schedulers.learned.env.draw_instance`); ``ports``: fabric
+    size; ``n_jobs``: jobs per instance; ``seed``: everything random (initial weights,
+    instances, agents);
     ``checkpoint_every``: iterations between checkpoints; ``out``: the output folder;
     ``workers``: agent processes; ``eval_instances``, ``eval_every``: the learning curve's
     fixed evaluation set (drawn from the last stage) and how often the greedy policy is run
@@ -161,81 +167,6 @@ class TrainResult:
     seconds: float
 
 
-# -- rollouts (numpy only: run in the worker processes) ------------------------------------
-
-
-def _priorities(params: dict[str, np.ndarray], cfg: DeepWeaveConfig,
-                batches: Sequence[DagBatch], n: int) -> np.ndarray:
-    p = np.empty(n)
-    for b in batches:
-        p[b.coflows] = network.forward(params, cfg, b)
-    return p
-
-
-def rollout(instance: Instance, params: dict[str, np.ndarray], cfg: DeepWeaveConfig, *,
-            steps: int | None, seed: Any = None, greedy: bool = False, scale: float = 1.0,
-            validate: bool = False) -> dict[str, Any]:
-    """One agent's episode on ``instance`` for at most ``steps`` decision epochs (``None``:
-    to the end) with the policy ``params``: Plackett-Luce draws (Gumbel-max, numpy generator
-    ``seed``) or, with ``greedy``, the ready coflows by decreasing priority (ties: lower
-    position).  Returns ``rewards`` ``(S,)`` (divided by ``scale``), ``orders`` (the ready
-    coflows in the order drawn, per step), ``x`` (per job, ``(S, V_j, F)`` features),
-    ``episode_return`` (unscaled), ``done`` and, with ``validate`` on a finished episode,
-    ``jct`` (per job, from the validated schedule)."""
-    rng = np.random.default_rng(seed)
-    ep = DagEpisode(instance)
-    ep.reset()
-    n = instance.n_coflows
-    rewards: list[float] = []
-    orders: list[np.ndarray] = []
-    xs: list[list[np.ndarray]] = []
-    while not ep.done and (steps is None or len(rewards) < steps):
-        bs = ep.batches()
-        p = _priorities(params, cfg, bs, n)
-        idx = np.flatnonzero(ep.ready)
-        if greedy:
-            order = idx[np.argsort(-p[idx], kind="stable")]
-        else:
-            order = idx[np.argsort(-(p[idx] + rng.gumbel(size=idx.size)), kind="stable")]
-        r, _ = ep.step(order_to_priority(order, n))
-        rewards.append(r / scale)
-        orders.append(order)
-        xs.append([b.x for b in bs])
-    n_jobs = instance.n_jobs
-    out: dict[str, Any] = {
-        "rewards": np.asarray(rewards, dtype=np.float64),
-        "orders": orders,
-        "x": [np.stack([s[j] for s in xs]) if xs else np.zeros((0, 0, 0))
-              for j in range(n_jobs)],
-        "episode_return": ep.episode_return,
-        "done": ep.done,
-    }
-    if validate and ep.done:
-        v = ep.stepper.validate()
-        out["jct"] = v.job_completion - instance.job_release
-    return out
-
-
-def _rollouts(instance: Instance, params: dict[str, np.ndarray], cfg: dict[str, Any],
-              steps: int | None, seeds: Sequence[Any], greedy: bool, scale: float,
-              validate: bool, keep: bool) -> list[dict[str, Any]]:
-    c = DeepWeaveConfig.from_dict(cfg)
-    out = []
-    for s in seeds:
-        r = rollout(instance, params, c, steps=steps, seed=s, greedy=greedy, scale=scale,
-                    validate=validate)
-        if not keep:
-            r = {k: v for k, v in r.items() if k not in ("x", "orders")}
-        out.append(r)
-    return out
-
-
-def _evaluate_many(instances: Sequence[Instance], params: dict[str, np.ndarray],
-                   cfg: dict[str, Any]) -> list[float]:
-    return [float(_rollouts(inst, params, cfg, None, [0], True, 1.0, True, False)[0]["jct"]
-                  .mean()) for inst in instances]
-
-
 def _init_worker() -> None:
     # one thread per worker process: the agents are the parallelism
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -247,8 +178,9 @@ def _init_worker() -> None:
 def batched_priorities(net: Any, template: DagBatch, x: Any) -> Any:
     """The priorities of ``S`` states of one job DAG at once: ``x`` ``(S, V, F)`` features
     (torch or numpy) on ``template``'s graph -> ``(S, V)`` torch tensor; row ``s`` equals
-    ``net(batch with x[s])`` (:class:`.torch_net.DeepWeaveNet`, same parameters and stages:
-    lift, leaves-first message passing, attribute, sort, summary, policy)."""
+    ``net(batch with x[s])`` (:class:`coflowopt.schedulers.learned.torch_net.DeepWeaveNet`,
+    same parameters and stages: lift, leaves-first message passing, attribute, sort,
+    summary, policy)."""
     import torch
 
     c = net.config
@@ -294,7 +226,7 @@ def batched_log_prob(priorities: Any, orders: Sequence[np.ndarray]) -> Any:
     """Plackett-Luce ``log mu`` of each row's order: ``priorities`` ``(S, C)`` torch, ``orders``
     ``S`` arrays of coflow positions (first drawn first; may be empty) -> ``(S,)``: per row,
     the sum over draws ``k`` of ``p_{o_k} - log sum_{j >= k} exp(p_{o_j})`` (as
-    :func:`.torch_net.plackett_luce_log_prob`)."""
+    :func:`coflowopt.schedulers.learned.torch_net.plackett_luce_log_prob`)."""
     import torch
 
     S = priorities.shape[0]
@@ -373,26 +305,6 @@ def plot_curve(rows: list[dict[str, Any]], sincronia: float, path: Path) -> None
     fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
     _atomic_bytes(path, buf.getvalue())
-
-
-def evaluate(instances: Sequence[Instance], params: dict[str, np.ndarray],
-             cfg: DeepWeaveConfig) -> float:
-    """Mean JCT of the greedy policy over ``instances`` (full episodes, validated)."""
-    js = _evaluate_many(instances, params, cfg.to_dict())
-    return float(np.mean(js)) if js else math.nan
-
-
-def sincronia_level(instances: Sequence[Instance]) -> float:
-    """Sincronia's mean JCT over ``instances`` (through :func:`coflowopt.run`, validated)."""
-    from coflowopt.service import run
-
-    if not instances:
-        return math.nan
-    js = []
-    for inst in instances:
-        v = run(inst, "sincronia").valid
-        js.append(float((v.job_completion - inst.job_release).mean()))
-    return float(np.mean(js))
 
 
 # -- the loop -------------------------------------------------------------------------------
@@ -493,10 +405,10 @@ def train(config: TrainConfig, *, resume: bool = False, instance: Instance | Non
                    seeds: list[Any], scale: float) -> list[dict[str, Any]]:
         cd = ncfg.to_dict()
         if pool is None or len(seeds) < 2:
-            return _rollouts(inst, params, cd, steps, seeds, False, scale, False, True)
+            return rollouts(inst, params, cd, steps, seeds, False, scale, False, True)
         chunks = [list(c) for c in np.array_split(np.arange(len(seeds)), cfg.workers)
                   if len(c)]
-        futs = [pool.submit(_rollouts, inst, params, cd, steps, [seeds[i] for i in c], False,
+        futs = [pool.submit(rollouts, inst, params, cd, steps, [seeds[i] for i in c], False,
                             scale, False, True) for c in chunks]
         res: list[dict[str, Any]] = []
         for f in futs:
@@ -505,11 +417,11 @@ def train(config: TrainConfig, *, resume: bool = False, instance: Instance | Non
 
     def run_eval(params: dict[str, np.ndarray]) -> float:
         if pool is None or len(eval_set) < 2:
-            js = _evaluate_many(eval_set, params, ncfg.to_dict())
+            js = evaluate_each(eval_set, params, ncfg.to_dict())
         else:
             parts = [list(c) for c in np.array_split(np.arange(len(eval_set)), cfg.workers)
                      if len(c)]
-            futs = [pool.submit(_evaluate_many, [eval_set[i] for i in c], params,
+            futs = [pool.submit(evaluate_each, [eval_set[i] for i in c], params,
                                 ncfg.to_dict()) for c in parts]
             js = [j for f in futs for j in f.result()]
         return float(np.mean(js))
@@ -534,7 +446,7 @@ def train(config: TrainConfig, *, resume: bool = False, instance: Instance | Non
         shadow.load_state_dict(snap["net"])
         save_checkpoint(out / WEIGHTS_FILE, shadow.to_numpy(), ncfg, {
             "trained": k > 0, "seed": cfg.seed, "workload": _workload_label(cfg, instance),
-            "iterations": k, "trainer": "coflowopt.schedulers.learned.train (REINFORCE)",
+            "iterations": k, "trainer": "coflowopt.training.reinforce (REINFORCE)",
             "train_config": {f: v for f, v in dataclasses.asdict(cfg).items() if f != "out"},
             "eval_mean_jct": next((r["eval_mean_jct"] for r in reversed(curve)
                                    if r.get("eval_mean_jct") not in (None, "")), None),
