@@ -162,7 +162,7 @@ def _own_rate(fl, start, comp, ports, load, dirty, dmark, ctr, tolv, i, t, new):
         before = fl[i, 2]
         vol = fl[i, 3]
         amount = old * (t - since)
-        if comp[i] == np.inf and before + amount >= vol - (vol * tolv[1] + tolv[2]):
+        if comp[i] == np.inf and _volume_reached(before + amount, vol, tolv):
             comp[i] = min(since + max(vol - before, 0.0) / old, t)
         fl[i, 2] = before + amount
     if new > 0.0 and start[i] == np.inf:
@@ -170,12 +170,24 @@ def _own_rate(fl, start, comp, ports, load, dirty, dmark, ctr, tolv, i, t, new):
     fl[i, 0] = new
     fl[i, 1] = t
     for side in range(2):
-        u = ports[i, side]
-        load[u] += new - old
-        if not dmark[u]:
-            dmark[u] = True
-            dirty[ctr[_CTR_DIRTY]] = u
-            ctr[_CTR_DIRTY] += 1
+        _mark(load, dirty, dmark, ctr, ports[i, side], new - old)
+
+
+@njit(cache=True, inline="always")
+def _volume_reached(served, vol, tolv):
+    """A flow of volume ``vol`` served ``served`` is complete (the volume rule of
+    :meth:`~coflowopt.validate.report.Tolerance.volume_slack`, on the kernels' ``tolv``)."""
+    return served >= vol - (vol * tolv[1] + tolv[2])
+
+
+@njit(cache=True, inline="always")
+def _mark(load, dirty, dmark, ctr, u, delta):
+    """Port ``u``'s load changes by ``delta``; it is checked when the interval closes."""
+    load[u] += delta
+    if not dmark[u]:
+        dmark[u] = True
+        dirty[ctr[_CTR_DIRTY]] = u
+        ctr[_CTR_DIRTY] += 1
 
 
 @njit(cache=True)
@@ -240,15 +252,6 @@ def own_push(buf_i, buf_d, n, flow, k, rate):
     buf_i[2, n] = _OWN
     buf_d[n] = rate
     return n + 1
-
-
-@njit(cache=True, inline="always")
-def _mark(load, dirty, dmark, ctr, u, delta):
-    load[u] += delta
-    if not dmark[u]:
-        dmark[u] = True
-        dirty[ctr[_CTR_DIRTY]] = u
-        ctr[_CTR_DIRTY] += 1
 
 
 @njit(cache=True)
@@ -350,7 +353,7 @@ def group_consume(state, groups, buf_i, buf_d, n, breakpoints):
         before = fl[i, 2]
         vol = fl[i, 3]
         amount = a_now - joined[i]
-        if comp[i] == np.inf and before + amount >= vol - (vol * tolv[1] + tolv[2]):
+        if comp[i] == np.inf and _volume_reached(before + amount, vol, tolv):
             # reached in the group's open segment (from gs[g, 1]; seg, the member's service
             # from its join to then, is negative when it joined later) or, served beyond it
             # (the volume check reports that unless within tolerance), at the segment's start
