@@ -31,7 +31,9 @@ __all__ = ["KERNEL_MODULES", "StampedLocator", "install", "sources_digest"]
 # the modules with compiled functions, relative to the package folder
 KERNEL_MODULES = (
     "_jit.py",
-    "validate.py",
+    "validate/__init__.py",
+    "validate/stored.py",
+    "validate/streamed.py",
     "sim/allocate.py",
     "sim/coflowsim.py",
     "sim/engine.py",

@@ -22,9 +22,11 @@ from coflowopt import (
 )
 from coflowopt.schedulers import sequential
 from coflowopt.validate import (
+    Report,
     StreamGroups,
     StreamState,
     StreamValidator,
+    analyse,
     group_consume,
     group_push,
     member_push,
@@ -473,6 +475,57 @@ def test_grouped_volume_short_and_negative_rate() -> None:
 def test_grouped_malformed(changes: list[tuple], words: str) -> None:
     v = _grouped_violation(changes)
     assert v.kind == "malformed" and words in v.message
+
+
+def test_stream_with_more_negative_rates_than_the_limit() -> None:
+    # 25 flows at rate -1 in interval 0: the hits fill the report (limit 20); the streamed
+    # report still goes on to the outcome (the single module raised AttributeError here)
+    n = 25
+    inst = build_instance(n, coflows=[CoflowSpec([(i, i, 1.0) for i in range(n)], id="A")])
+    s = Schedule.from_intervals([0, 1], [{i: -1.0 for i in range(n)}], drop_zero=False)
+    streamed = _streamed(inst, s)
+    stored = check_all(inst, s)
+    assert [_where(v) for v in streamed] == [_where(v) for v in stored]
+    assert [v.kind for v in stored] == ["negative_rate"] * 20
+
+
+def test_stored_and_streamed_report_through_one_report() -> None:
+    # the two checkers give the same Report (violations, times) for the same schedule
+    s = Schedule.from_intervals([0, 1, 2, 4], [({0: 1.0}), ({0: 1.0, 2: 0.5}), ({1: 1.0})])
+    stored = analyse(TWO, s)
+    sv = StreamValidator(TWO)
+    flow, k, rate = schedule_changes(s)
+    sv.buffer[0][0, : flow.size], sv.buffer[0][1, : flow.size] = flow, k
+    sv.buffer[1][: flow.size] = rate
+    sv.finish(s.breakpoints, flow.size)
+    streamed = sv.report()
+    assert isinstance(stored, Report) and isinstance(streamed, Report)
+    assert [str(v) for v in streamed.found] == [str(v) for v in stored.found]
+    assert [v.kind for v in stored.found] == ["volume"]
+    for name, got in streamed.times.items():
+        np.testing.assert_array_equal(got, stored.times[name])
+    with pytest.raises(InfeasibleSchedule):
+        stored.result(s, start=0.0, end=4.0, meta={})
+
+
+def test_the_parts_reach_no_private_name_of_another() -> None:
+    # the stored and streamed checkers use the report's public methods only: an ``x._name``
+    # names something its own module defines (the import rule is tests/test_layering.py's)
+    import ast
+    import sys
+    from pathlib import Path
+
+    # (``import coflowopt.validate.report`` would find the function coflowopt.validate)
+    bad = []
+    for path in sorted(Path(sys.modules[Report.__module__].__file__).parent.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        own = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        own |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                and isinstance(n.ctx, ast.Store)}
+        bad += [f"{path.name}:{n.lineno} .{n.attr}" for n in ast.walk(tree)
+                if isinstance(n, ast.Attribute) and n.attr.startswith("_")
+                and not n.attr.startswith("__") and n.attr not in own]
+    assert not bad, bad
 
 
 def test_readonly_is_a_view() -> None:
