@@ -2,7 +2,7 @@
 
 numba caches each compiled function next to its module (``__pycache__/*.nbi`` index,
 ``*.nbc`` code) and keys the entry on *that* module's source only.  A kernel that calls a
-compiled function of another module (the simulators call the validator's ``_stream_consume``
+compiled function of another module (the simulators call the validator's ``stream_consume``
 and the segment store's ``_put``, the engine a policy's key) embeds the callee, so after the
 callee's module changed the cached kernel would keep running the old callee: an editable
 install that pulls an update could run stale code without a sign.
