@@ -28,21 +28,11 @@ ALLOWED = frozenset({
     "coflowopt/sim/fastfair.py",
     "coflowopt/sim/events.py",
     "coflowopt/sim/segstore.py",
-    "coflowopt/sim/engine.py",
-    "coflowopt/sim/kernel.py",
     "coflowopt/sim/stepper.py",
-    "coflowopt/validate.py",
     "coflowopt/schedulers/dag/backfill.py",
     "coflowopt/schedulers/fair/static_progress_kernel.py",
     "coflowopt/schedulers/fair/approximate.py",
     "coflowopt/schedulers/fair/utopia.py",
-    "coflowopt/schedulers/learned/train.py",
-    "coflowopt/bench/runner.py",
-    "coflowopt/learn_cli.py",
-    "coflowopt/cli.py",
-    "lp/backends.py",
-    "proofs_check/runner.py",
-    "coflowopt/_kernel_cache.py",
 })
 
 _SPEC_NAMES = (r"(?:dag-coflows|single-stage-and-learning|coflow-flow-order-lp"

@@ -3,7 +3,7 @@ Lan, Hu, IJCAI 2020, Algorithm 1, the agents' step) on the decision-epoch enviro
 :mod:`coflowopt.schedulers.learned.env`.
 
 numpy only (the forward pass of :mod:`coflowopt.schedulers.learned.network`): the agents run
-in worker processes that never import torch.  ``mu_theta`` [PROP]: Plackett-Luce over the
+in worker processes that never import torch.  ``mu_theta`` [C]: Plackett-Luce over the
 ready coflows on the network's priorities, drawn by the Gumbel-max construction; greedy
 (sorted) at evaluation.
 """

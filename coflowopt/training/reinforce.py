@@ -2,9 +2,9 @@
 "DeepWeave", IJCAI 2020, Algorithm 1), on the decision-epoch environment of
 :mod:`coflowopt.schedulers.learned.env`.  Needs the ``learn`` extra (torch).
 
-Algorithm 1 as implemented (our [PROP] reading of the paper's listing)::
+Algorithm 1 as implemented (our [C] reading of the paper's listing)::
 
-    theta <- init_params(seed);  l <- l_init                     # l persists [PROP]
+    theta <- init_params(seed);  l <- l_init                     # l persists [C]
     for iteration = 1 .. K:
         draw one instance (curriculum stage of the iteration)
         run agents i = 1..N with mu_theta for floor(l) epochs (or to the episode's end)
@@ -14,23 +14,23 @@ Algorithm 1 as implemented (our [PROP] reading of the paper's listing)::
         Delta = (1/N) sum_i sum_t grad log mu_theta(s_t^i, a_t^i) (R_t^i - b_t)
         l <- min(l + epsilon, full episode);  theta <- Adam(theta, Delta, alpha = 1e-3)
 
-- ``mu_theta`` [PROP]: Plackett-Luce over the ready coflows on the network's priorities
+- ``mu_theta`` [C]: Plackett-Luce over the ready coflows on the network's priorities
   (:mod:`coflowopt.schedulers.learned.torch_net`), drawn by the Gumbel-max construction
   (:func:`coflowopt.training.episodes.rollout`); greedy (sorted) at evaluation.  The agents
   sample with the numpy forward pass (:func:`coflowopt.schedulers.learned.network.forward`,
   equal to the torch twin to rounding); the log-probabilities are then recomputed in torch
   for all the iteration's states at once (every state of one iteration is the same DAG, so
   the forward pass batches over states) and differentiated.
-- Reward [PROP]: ``r_t = -(t_{k+1} - t_k) * unfinished jobs`` (Decima's average-JCT reward, Mao
+- Reward [C]: ``r_t = -(t_{k+1} - t_k) * unfinished jobs`` (Decima's average-JCT reward, Mao
   et al., SIGCOMM 2019, so that ``sum_t r_t = -sum_j JCT_j``); with ``normalize`` (default)
   divided by the instance's total critical path ``sum_j T_j``
   (:attr:`~coflowopt.Instance.critical_path`, a lower bound on ``sum_j JCT_j`` with
-  releases at 0), so returns are comparable across DAG sizes [PROP].
-- Agents shorter than the longest episode [PROP]: past its end an agent's ``R_t`` is 0 in
+  releases at 0), so returns are comparable across DAG sizes [C].
+- Agents shorter than the longest episode [C]: past its end an agent's ``R_t`` is 0 in
   the baseline and it adds no gradient term.
 - ``Delta`` is the mean over agents (the listing's sum divided by ``N``; Adam is invariant to
   that scale).
-- Curriculum over DAG sizes [PROP]: stage ``s`` (GGen node range ``curriculum[s]``) for
+- Curriculum over DAG sizes [C]: stage ``s`` (GGen node range ``curriculum[s]``) for
   iterations ``s * stage_iterations .. (s + 1) * stage_iterations - 1``, the last stage
   after that; TPC-DS-like draws keep their own shapes (critical path 4-7).
 - Agents run in ``workers`` processes (spawned once); the rollouts depend only on the
@@ -88,7 +88,7 @@ CURVE_COLUMNS = ("iteration", "stage", "nodes_low", "nodes_high", "episode_steps
 
 @dataclass(frozen=True)
 class TrainConfig(Params):
-    """Algorithm 1's settings (DeepWeave, IJCAI 2020: ``lr`` and Adam from the paper, [PROP]
+    """Algorithm 1's settings (DeepWeave, IJCAI 2020: ``lr`` and Adam from the paper, [C]
     the rest).
 
     ``iterations``: training iterations ``K`` in all (a resumed run goes on to this count);

@@ -38,9 +38,10 @@ ready or completes, a job is released) on the current state (remaining volumes, 
 same ``across`` rule; only with ``converter="greedy"``.  It runs on the compiled decision-epoch
 stepper (:class:`coflowopt.sim.stepper.Stepper`: the greedy allocation between epochs is
 compiled, Python is re-entered once per epoch) and only the jobs that have a ready coflow are
-re-scored.  ``engine="reference"`` runs the same re-ranking through the reference engine
-(``order_schedule(rerank=...)``, a Python callback at every arrival and departure): the same
-schedule (tested), kept as the cross-check.
+re-scored.  ``engine="fast"`` runs the same re-ranking as a ``rerank`` callback on the open
+compiled engine (``order_schedule(rerank=...)``, which returns to Python at arrivals and
+departures only) and ``engine="reference"`` through the reference engine: the same schedule
+(tested), the latter kept as the cross-check.
 
 Online: a job's static priorities depend on its own DAG only (features as at its arrival), so
 they can be computed when the job arrives; ``clairvoyant``: it reads flow volumes.
@@ -74,17 +75,17 @@ class DeepWeaveParams(Params):
     """``checkpoint``: path of a ``.npz`` checkpoint (``None``: the shipped one);
     ``converter``: ``"greedy"`` (shared order-preserving allocation) or ``"aligned"`` (the
     Policy Converter, Algorithm 2); ``rerank``: ``"static"`` (priorities once per job) or
-    ``"events"`` (recomputed at every decision epoch; reference engine, greedy only);
+    ``"events"`` (recomputed at every decision epoch; greedy only);
     ``across``: ``"arrival"`` (jobs by arrival, inside a job by priority) or ``"global"`` (one
     sort of all priorities); ``engine`` (``rerank="events"`` only): ``"stepper"`` (the
-    compiled decision-epoch stepper) or ``"reference"`` (the reference engine's callback, the
-    cross-check)."""
+    compiled decision-epoch stepper), ``"fast"`` (a callback on the compiled engine) or
+    ``"reference"`` (the reference engine's callback, the cross-check)."""
 
     checkpoint: str | None = None
     converter: Literal["greedy", "aligned"] = "greedy"
     rerank: Literal["static", "events"] = "static"
     across: Literal["arrival", "global"] = "arrival"
-    engine: Literal["stepper", "reference"] = "stepper"
+    engine: Literal["stepper", "fast", "reference"] = "stepper"
 
     def check(self) -> None:
         if self.rerank == "events" and self.converter != "greedy":
@@ -220,7 +221,7 @@ def run_deepweave(instance: Instance, params: DeepWeaveParams, sink: RateSink, *
             pri = deepweave_priorities(instance, weights, cfg, DagState.from_view(view))
             return _order(instance, pri, np.asarray(view.coflows, dtype=np.int64), p.across)
 
-        out = order_schedule(instance, rerank=rerank, engine="reference", check=sink.check,
+        out = order_schedule(instance, rerank=rerank, engine=p.engine, check=sink.check,
                              progress=progress)
     else:
         pri = deepweave_priorities(instance, weights, cfg)

@@ -147,14 +147,20 @@ def test_works_with_torch_hidden():
 @pytest.mark.parametrize("across", ["arrival", "global"])
 def test_events_on_the_stepper_equal_the_reference_engine(across):
     """rerank='events' on the compiled stepper = the same re-ranking as a Python callback on the
-    reference engine (a second, independent event loop): equal completion times, validated."""
+    reference engine (a second, independent event loop) = the callback on the open compiled
+    engine: equal completion times, validated."""
     for inst in (tpcds_like(2, ports=5, seed=3, arrival_rate=1e-3),
                  ggen_fan_in_fan_out(2, ports=5, nodes=(4, 12), seed=4, arrival_rate=1e-3)):
         a = coflowopt.run(inst, "deepweave", params={"rerank": "events", "across": across})
         b = coflowopt.run(inst, "deepweave", params={"rerank": "events", "across": across,
                                                      "engine": "reference"})
+        c = coflowopt.run(inst, "deepweave", params={"rerank": "events", "across": across,
+                                                     "engine": "fast"})
         assert a.valid.meta["engine"] == "stepper" and a.valid.meta["steps"] > 0
+        assert c.valid.meta["engine"] == "fast"
         np.testing.assert_allclose(a.valid.coflow_completion, b.valid.coflow_completion,
+                                   rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(c.valid.coflow_completion, b.valid.coflow_completion,
                                    rtol=1e-9, atol=1e-9)
 
 
