@@ -82,16 +82,19 @@ def insert_ascending(j, qa, jobs, x, tq, lists):
                 hd_d[p] = f
 
 
-@njit(cache=True, inline="always")
-def match_ports(qn, n_out, flow_src, lists, served, busy, x, d, tq, done, key, buckets, lean,
-                store, nseg, sent, where, lpos, vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, cfull,
-                quantum_ms, zero):
+@njit(cache=True, error_model="numpy")
+def match_ports(at, flow_src, hd_d, nx_d, served, busy, x, d, tq, done, key, head, hm, bq,
+                buf_i, buf_d, chunks_i, chunks_d, nseg, sent, where, lpos, vs, sbuf_i, sbuf_d,
+                nsc, tbp, tinfo):
     """PFP at quantum ``qn``: reducer ports in order each serve their first flow whose mapper
     is idle; a flow that stops runs to ``qn`` at its old rate, a flow that starts runs at full
-    rate and is queued at its finishing quantum.  Returns ``(nseg, nsc)``."""
-    hd_d, nx_d = lists[0], lists[1]
-    head, hm, bq, nb = buckets
-    buf_i, buf_d, chunks_i, chunks_d = store
+    rate and is queued at its finishing quantum.  ``at``: ``qn``, ports, buckets, full bytes
+    per quantum, ``quantum_ms``, ``lean``, ZERO.  Returns ``(nseg, nsc)``.
+
+    Compiled on its own: its arrays, defined outside any loop here, reach the helpers inlined
+    in its loop by plain copies that :mod:`coflowopt._jit` forwards; inlined into the event
+    loop, each of those calls cost two reference counts per array."""
+    qn, n_out, nb, cfull, quantum_ms, lean, zero = at
     busy[:] = False
     for p in range(n_out):
         g = hd_d[p]
@@ -130,20 +133,19 @@ def match_ports(qn, n_out, flow_src, lists, served, busy, x, d, tq, done, key, b
     return nseg, nsc
 
 
-@njit(cache=True, inline="always")
-def finish_quantum(q, lists, served, x, d, tq, done, key, buckets, owner, counts,
-                   active_tasks, active_jobs, stats, lean, store, nseg, sent, fvol, fin_list,
-                   where, lpos, vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, quantum_ms, zero):
+@njit(cache=True, error_model="numpy")
+def finish_quantum(at, lists, flows, d, tq, sent, head, hm, bq, buf_i, buf_d, chunks_i,
+                   chunks_d, vs, sbuf_i, sbuf_d, tbp, tinfo, lpos, red_open, red_job, job_open,
+                   finish, counters):
     """The flows of bucket ``q``: those that finish in quantum ``q`` leave their port's list
     (and their reducer, job); a flow whose key was a lower bound is queued at its exact
-    quantum.  ``owner``: each flow's reducer, each reducer's port and job; ``counts``: open
-    flows per reducer, reducers per job, and the jobs' finish times.  Returns ``(n_fin,
-    active_tasks, active_jobs, nseg, nsc)``."""
+    quantum.  ``at``: ``q``, buckets, ``quantum_ms``, ``lean``, ZERO; ``counters``: ``nseg``,
+    ``nsc``, active reducers and jobs.  Compiled on its own, as :func:`match_ports`.  Returns
+    ``(n_fin, active_tasks, active_jobs, nseg, nsc)``."""
+    q, nb, quantum_ms, lean, zero = at
+    nseg, nsc, active_tasks, active_jobs = counters
     hd_d, nx_d, pv_d = lists
-    head, hm, bq, nb = buckets
-    f_red, red_rack, red_job = owner
-    red_open, job_open, finish = counts
-    buf_i, buf_d, chunks_i, chunks_d = store
+    served, x, done, key, f_red, red_rack, stats, fvol, fin_list, where = flows
     n_fin = 0
     while head[q] >= 0:
         g = head[q]
@@ -199,7 +201,8 @@ def run_pfp(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_o
     n = arrival.size
     nf = flow_size.size
     cfull = 1.0 * 1024 * 1048576 / 8.0 * (1.0 * quantum_ms / 1024)  # bytes per quantum
-    owner = (loop.owners(flow_ptr, nf), red_rack, loop.owners(red_ptr, red_rack.size))
+    f_red = loop.owners(flow_ptr, nf)
+    red_job = loop.owners(red_ptr, red_rack.size)
     x = flow_size.copy()
     d = np.zeros(nf)
     tq = np.zeros(nf, dtype=np.int64)  # x is the bytes left at the start of quantum tq
@@ -207,29 +210,30 @@ def run_pfp(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_o
     done = np.zeros(nf, dtype=np.bool_)
     start = np.full(n, -1.0)
     finish = np.full(n, -1.0)
-    counts = (np.diff(flow_ptr), np.diff(red_ptr), finish)  # open flows, reducers; finish
+    red_open = np.diff(flow_ptr)  # open flows per reducer
+    job_open = np.diff(red_ptr)  # open reducers per job
     # each reducer port's flows as a linked list sorted by bytes left at insertion
-    lists = (np.full(n_out, -1, dtype=np.int64), np.full(nf, -1, dtype=np.int64),
-             np.full(nf, -1, dtype=np.int64))
+    hd_d = np.full(n_out, -1, dtype=np.int64)
+    nx_d = np.full(nf, -1, dtype=np.int64)
+    lists = (hd_d, nx_d, np.full(nf, -1, dtype=np.int64))
     # the served flow of each reducer port
     served = np.full(n_out, -1, dtype=np.int64)
     busy = np.zeros(n_in, dtype=np.bool_)
     stats = np.zeros(3, dtype=np.int64)  # events, rate changes, flow completions
     # the finishing quantum of each queued flow, in buckets
-    buckets = loop.new_buckets(nf, quantum_ms)
-    head, hm = buckets[0], buckets[1]
+    head, hm, bq, nb = loop.new_buckets(nf, quantum_ms)
     cursor = 0
     # segments go to fixed buffers flushed into chunk lists: no array is reallocated inside
     # the event loop (a loop-carried, reallocatable array made the re-time loop 3x slower)
     # (flow, first quantum, last quantum exclusive; bytes per quantum)
-    store = new_store()
+    buf_i, buf_d, chunks_i, chunks_d = store = new_store()
     nseg = 0
     # streaming (lean): MB each flow was sent before its open segment (for the drift), the
     # flows that finished in a quantum (rate 0 from the next), the breakpoint times
     sent = np.zeros(nf if lean else 0)
     fin_list = np.empty(nf if lean else 0, dtype=np.int64)
     lpos = np.full(nf if lean else 0, -1, dtype=np.int64)  # by transformed flow
-    tbp, tinfo = new_times(lean, buckets[3])
+    tbp, tinfo = new_times(lean, nb)
     nsc, cur, active_jobs, active_tasks, t_ms, stopped = 0, 0, 0, 0, 0, False
     while t_ms < loop.END_MS and (cur < n or active_tasks > 0) and not stopped:
         qa = t_ms // quantum_ms
@@ -254,17 +258,19 @@ def run_pfp(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_o
             if stopped:
                 break
             if retime:
-                nseg, nsc = match_ports(qn, n_out, flow_src, lists, served, busy, x, d, tq,
-                                        done, key, buckets, lean, store, nseg, sent, where,
-                                        lpos, vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, cfull,
-                                        quantum_ms, zero)
+                nseg, nsc = match_ports((qn, n_out, nb, cfull, quantum_ms, lean, zero),
+                                        flow_src, hd_d, nx_d, served, busy, x, d, tq, done, key,
+                                        head, hm, bq, buf_i, buf_d, chunks_i, chunks_d, nseg,
+                                        sent, where, lpos, vs, sbuf_i, sbuf_d, nsc, tbp, tinfo)
             q = cursor = loop.next_bucket(head, hm, cursor, q_end)
             if q >= q_end:
                 break
             n_fin, active_tasks, active_jobs, nseg, nsc = finish_quantum(
-                q, lists, served, x, d, tq, done, key, buckets, owner, counts, active_tasks,
-                active_jobs, stats, lean, store, nseg, sent, fvol, fin_list, where, lpos, vs,
-                sbuf_i, sbuf_d, nsc, tbp, tinfo, quantum_ms, zero)
+                (q, nb, quantum_ms, lean, zero), lists,
+                (served, x, done, key, f_red, red_rack, stats, fvol, fin_list, where), d, tq,
+                sent, head, hm, bq, buf_i, buf_d, chunks_i, chunks_d, vs, sbuf_i, sbuf_d, tbp,
+                tinfo, lpos, red_open, red_job, job_open, finish,
+                (nseg, nsc, active_tasks, active_jobs))
             retime = n_fin > 0
             if not retime:
                 continue
