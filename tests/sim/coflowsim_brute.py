@@ -1,10 +1,11 @@
 """A slow, literal CoflowSim for the tests: every flow, every 8 ms quantum, in plain Python.
 
-Written from the rules of spec single-stage-and-learning.md §10.2 (and CoflowSim's event loop:
-admission epochs, per-quantum flow updates in reducer-port order, rates recomputed only when
-coflows are admitted or depart).  It shares nothing with the compiled kernel of
-:mod:`coflowopt.sim.coflowsim` but the transformed flows (``_build_model``, whose rounding has
-its own hand-worked tests), so the kernel's event jumps and floating-point replay are checked
+Written from CoflowSim's rules (the trace-driven simulator of Varys: Chowdhury, Zhong, Stoica,
+SIGCOMM 2014, section 7; its event loop: admission epochs, per-quantum flow updates in
+reducer-port order, rates recomputed only when coflows are admitted or depart).  It shares
+nothing with the compiled kernels of :mod:`coflowopt.sim.coflowsim` but the transformed flows
+(:func:`~coflowopt.sim.coflowsim.model.build_model`, whose rounding has its own hand-worked
+tests), so the kernel's event jumps and floating-point replay are checked
 against a quantum-by-quantum run.
 """
 
@@ -53,7 +54,7 @@ class _Job:
 def simulate(model, kind: str, epoch_ms: int = 10240, q_ms: int = 8):
     """Per-job ``(start, finish)`` arrays, jobs in the model's order.  ``kind``: CoflowSim's
     sebf, dark, fifo, scf, ncf, lcf, fair, pfp, or a-sebf (DARK's queues on bytes sent per
-    receiver port, spec §7.3)."""
+    receiver port: the A-SEBF paper's bottleneck factor ``λ = S / W``)."""
     dclas = kind in ("dark", "a-sebf")
     jobs: list[_Job] = []
     for j in range(model.arrival.size):

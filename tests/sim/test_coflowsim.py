@@ -26,12 +26,11 @@ from coflowopt import (
 from coflowopt.sim.coflowsim import (
     CoflowSimParams,
     JavaRandom,
-    _advance,
-    _build_model,
-    _replay,
     coflowsim,
     coflowsim_instance,
 )
+from coflowopt.sim.coflowsim.javafloat import advance, replay
+from coflowopt.sim.coflowsim.model import build_model
 from coflowopt.workloads import find_fb2010, read_trace
 
 MS = 0.125  # MB per ms: one trace MB per 8 ms
@@ -66,7 +65,7 @@ def _loop(x: float, d: float, m: int, zero: float = 1e-3):
        st.sampled_from([1.0, 0.37, 1e-3]))
 def test_advance_equals_the_quantum_loop(mib, d, m, frac):
     x = mib * 1048576.0 * frac
-    got = _advance(x, d, m, 1e-3)
+    got = advance(x, d, m, 1e-3)
     want = _loop(x, d, m)
     assert got[:3] == want[:3]
     if got[2]:
@@ -98,9 +97,9 @@ def test_replay_equals_the_quantum_loop(divs, mib, w, sign, clamp):
     tfin = np.zeros(n, dtype=np.bool_)
     tbl = np.empty(n)
     for k in range(n):
-        _, tst[k], tfin[k], tbl[k] = _advance(size, td[k], w, 1e-3)
+        _, tst[k], tfin[k], tbl[k] = advance(size, td[k], w, 1e-3)
     s0 = size * n if sign < 0 else 3 * 1048576.0
-    got = _replay(s0, sign, td, tst, tfin, tbl, 0, n, w, clamp, np.empty(n), 1e-3)
+    got = replay(s0, sign, td, tst, tfin, tbl, 0, n, w, clamp, np.empty(n), 1e-3)
     want = _replay_loop(s0, sign, td, tst, tfin, tbl, w, clamp)
     assert got == want
 
@@ -165,7 +164,7 @@ def test_sebf_order_uses_static_keys():
 
 
 def test_pseudo_deadline_backfill_order_is_seeded():
-    model = _build_model(_inst([(0.0, [(0, 0, 4.0)]), (0.0, [(1, 1, 8.0)])]),
+    model = build_model(_inst([(0.0, [(0, 0, 4.0)]), (0.0, [(1, 1, 8.0)])]),
                          CoflowSimParams())
     # deadline = isolated time (4 MiB and 8 MiB at 128 MiB/s, in ms) x (1 + U[0,1))
     r = JavaRandom(17)
@@ -208,7 +207,7 @@ def small_traces(draw):
 def test_kernel_equals_quantum_by_quantum_twin_and_validates(kind, inst):
     params = CoflowSimParams()
     res = coflowsim(inst, kind, params=params)
-    model = _build_model(inst, params)
+    model = build_model(inst, params)
     start, finish = brute_simulate(model, kind)
     got_start = res.start[model.order]
     got_finish = res.finish[model.order]
@@ -329,7 +328,7 @@ def test_published_fb2010_averages(name, published):
 
 
 def test_a_sebf_fb2010_equals_the_spec_coflowsim_port():
-    # spec §10.4: CoflowSim's DARK with shuffleBytesCompleted / numReducers, compiled and run
+    # CoflowSim's DARK with shuffleBytesCompleted / numReducers, compiled and run
     # on FB2010, averages 40,769.20 ms (the paper's A-SEBF figure, 30,800 ms, is not reproduced
     # by it); no per-coflow output of that run is shipped
     inst = read_trace(_fb2010_with_reference())

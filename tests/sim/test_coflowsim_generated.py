@@ -18,7 +18,8 @@ from sim.coflowsim_brute import simulate as brute_simulate
 
 from coflowopt import CoflowSpec, build_instance, metrics, validate
 from coflowopt.model import Fabric, Instance
-from coflowopt.sim.coflowsim import CoflowSimParams, _build_model, coflowsim
+from coflowopt.sim.coflowsim import CoflowSimParams, coflowsim
+from coflowopt.sim.coflowsim.model import build_model
 from coflowopt.workloads.synthetic import synthetic_trace
 
 SCHEDULERS = ("sebf", "dark", "fifo", "scf", "ncf", "lcf", "fair", "pfp", "a-sebf")
@@ -72,7 +73,7 @@ def test_generated_traces_equal_the_twin_and_validate(block: int) -> None:
     failures = []
     for seed in range(block, N_TRACES, 8):
         inst = _trace(seed)
-        model = _build_model(inst, params)
+        model = build_model(inst, params)
         for kind in SCHEDULERS:
             res = coflowsim(inst, kind, params=params)
             start, finish = brute_simulate(model, kind)
@@ -119,7 +120,7 @@ def test_issue_dark_instance_equals_the_twin() -> None:
     # the issue's command: seed 0, 15 coflows, 10 ports, DARK ("two rates in interval 308")
     inst = synthetic_trace(15, seed=0, ports=10)
     res = coflowsim(inst, "dark")
-    model = _build_model(inst, CoflowSimParams())
+    model = build_model(inst, CoflowSimParams())
     _, finish = brute_simulate(model, "dark")
     assert res.finish[model.order].tolist() == finish.tolist()
     np.testing.assert_allclose(_validated_cct(res), res.cct, rtol=0, atol=ATOL_MS)
