@@ -44,6 +44,7 @@ Units: the instance's (time and volume per time unit of the fabric's capacities)
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -54,7 +55,7 @@ from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
 from coflowopt.sim.drive import order_schedule
-from coflowopt.sim.events import heap_pop, heap_push, release_successors
+from coflowopt.sim.events import admission_heap, heap_pop, heap_push, release_successors
 from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = [
@@ -133,22 +134,21 @@ def normalized_demands(instance: Instance) -> tuple[np.ndarray, np.ndarray, np.n
 
 # -- the emulation kernel ----------------------------------------------------------------------
 
+#: what the emulation kernel returns: the fields of :class:`FairEmulation`
+Emulated = namedtuple("Emulated", ["c_fair", "arrival", "tag", "events"])
+
 
 @njit(cache=True)
 def _emulate(release, c0, dptr, dport, dval, n_ports, npred, sptr, succ):
     """The equal-progress fluid system on finish tags (module docstring).  Returns
-    ``(c_fair, arrival, tag, events)``."""
+    :class:`Emulated`.  Admission is the shared skeleton's; time moves by departures on
+    virtual time (no breakpoints are recorded: only each coflow's ``C_j^fair`` is kept)."""
     n = release.shape[0]
     c_fair = np.full(n, np.nan)
     arrival = np.full(n, np.nan)
     tag = np.full(n, np.nan)
     pending = npred.copy()
-    ak = np.empty(n)
-    av = np.empty(n, dtype=np.int64)
-    na = 0
-    for c in range(n):
-        if pending[c] == 0:
-            na = heap_push(ak, av, na, release[c], c)
+    ak, av, na = admission_heap(pending, release)
     dk = np.empty(n)
     dv = np.empty(n, dtype=np.int64)
     nd = 0
@@ -202,7 +202,7 @@ def _emulate(release, c0, dptr, dport, dval, n_ports, npred, sptr, succ):
                 if S[p] > top:
                     top = S[p]
             prog = 1.0 / top
-    return c_fair, arrival, tag, events
+    return Emulated(c_fair, arrival, tag, events)
 
 
 def fair_emulation(instance: Instance) -> FairEmulation:
@@ -215,11 +215,11 @@ def fair_emulation(instance: Instance) -> FairEmulation:
     ptr, port, d, c0 = normalized_demands(inst)
     pptr, _ = inst.predecessors_ptr
     sptr, succ = inst.successors_ptr
-    c_fair, arrival, tag, events = _emulate(
+    em = _emulate(
         np.ascontiguousarray(inst.release, dtype=np.float64), c0, ptr, port, d,
         2 * inst.ports, np.diff(pptr).astype(np.int64), np.asarray(sptr, dtype=np.int64),
         np.asarray(succ, dtype=np.int64))
-    return FairEmulation(c_fair, arrival, tag, int(events))
+    return FairEmulation(em.c_fair, em.arrival, em.tag, int(em.events))
 
 
 def isolation_violation(valid: ValidSchedule) -> np.ndarray:
