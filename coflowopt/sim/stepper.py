@@ -1,13 +1,14 @@
 """The decision-epoch stepper: the order-preserving greedy allocation as a compiled event loop
 that returns to Python whenever the set of ready coflows changes.
 
-A learned scheduler (DeepWeave, spec 9.2) picks a new priority list at every *decision epoch*:
-a coflow becomes ready (released and every Starts-After predecessor complete) or completes.  In
-between, the rates follow the same rule as :func:`coflowopt.sim.drive.order_schedule` with
-``allocation="greedy"``: the ready coflows are served in priority order and each unfinished
-flow in turn (coflow by coflow, flows in instance order inside a coflow) takes
-``min(free ingress, free egress)`` (spec 5.3, ``split="ordered"``).  The rates are recomputed
-at every flow completion inside the compiled loop by the shared kernels
+A learned scheduler (DeepWeave: Sun, Guo, Wang, Li, Lan, Hu, IJCAI 2020, Alg. 1) picks a new
+priority list at every *decision epoch*: a coflow becomes ready (released and every
+Starts-After predecessor complete) or completes.  In between, the rates follow the same rule as
+:func:`coflowopt.sim.drive.order_schedule` with ``allocation="greedy"``: the ready coflows are
+served in priority order and each unfinished flow in turn (coflow by coflow, flows in instance
+order inside a coflow) takes ``min(free ingress, free egress)`` (Sincronia's order-preserving
+allocation, Agarwal et al., SIGCOMM 2018; ``split="ordered"``).  The rates are recomputed at
+every flow completion inside the compiled loop by the shared kernels
 (:func:`coflowopt.sim.allocate.greedy_kernel`, and the reference engine's ``next_completion`` and
 ``advance_rates``), so a priority held for a whole episode gives the schedule of
 ``order_schedule(instance, priority=p)``.
@@ -23,8 +24,8 @@ Protocol::
 ``step`` returns the time advanced and the number of unfinished jobs during it (released and
 not complete; constant over a step because job releases are epochs too), so the
 Decima-style reward ``r_t = -(t_{k+1} - t_k) * n_jobs`` sums to ``-sum_j JCT_j`` over an
-episode (spec 9.2, [PROP]).  The rate changes are recorded as they are made
-(:meth:`Stepper.changes`), so the episode's schedule can be validated with
+episode ([PROP]: Decima's reward, Mao et al., SIGCOMM 2019).  The rate changes are recorded
+as they are made (:meth:`Stepper.changes`), so the episode's schedule can be validated with
 :func:`coflowopt.validate.validate_changes` (:meth:`Stepper.validate`) or stored
 (:meth:`Stepper.schedule`).
 

@@ -1,4 +1,6 @@
-"""Backfilling of a slot plan (the "BF" of G-DM-BF and G-DM-RT-BF; spec dag-coflows 6.5).
+"""Backfilling of a slot plan: the "BF" of G-DM-BF and G-DM-RT-BF (Shafiee and Ghaderi,
+"Scheduling Coflows with Dependency Graph", IEEE/ACM ToN 2021, arXiv 2012.11702: the variants
+of its simulations, Section VII; G-DM is its Algorithm 4, Section VI).
 
 The paper names the BF variants and reports their spread over seeds but does not define BF; the
 rule here is our reconstruction [R] with our tie rules [P].  Simulate the base plan slot by
@@ -110,7 +112,8 @@ def _flow_rank(instance: Instance, cprio: np.ndarray) -> np.ndarray:
 def backfill(instance: Instance, base: SlotPlan, priority: np.ndarray, demand: np.ndarray,
              release_slot: np.ndarray, *, engine: Literal["fast", "reference"] = "fast"
              ) -> SlotPlan:
-    """The backfilled plan of ``base`` (spec 6.5; see the module docstring).
+    """The backfilled plan of ``base`` (BF of G-DM-BF, reconstructed [R]; see the module
+    docstring).
 
     ``priority``: one rank per coflow, smaller served first (ties: ``(s, r)``, then flow
     position); ``demand``: each flow's slots (``base`` must give every flow at least that many);

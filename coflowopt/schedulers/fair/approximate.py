@@ -1,8 +1,9 @@
 """"Approximate": Shafiee and Ghaderi's LP-based deterministic algorithm for weighted CCT
-(arXiv 1704.08357; single-stage spec 8.2, LP and list-scheduling details [INF]; DeepWeave's
-baseline).  Recovered: approximation ratio **5** with release dates and **4** when every
-coflow is released at 0, from "an improved LP formulation and a simple list-scheduling
-policy".
+("An Improved Bound for Minimizing the Total Weighted Completion Time of Coflows in
+Datacenters", IEEE/ACM ToN 2018, arXiv 1704.08357; LP and list-scheduling details
+reconstructed [INF]; the "Approximate" baseline of DeepWeave, Sun et al., IJCAI 2020).
+Recovered: approximation ratio **5** with release dates and **4** when every coflow is
+released at 0, from "an improved LP formulation and a simple list-scheduling policy".
 
 1. **LP** (:func:`coflowopt.lp.ordering_lp`, [INF]): with ``d_lk = p_lk / B_l``::
 
@@ -19,8 +20,8 @@ policy".
    eligible (time ``>= r_k`` and, on a DAG instance, every Starts-After predecessor of ``k``
    complete) and both its ports are idle and no earlier-listed *waiting* (eligible, not
    started) flow shares a port with it; it is then served non-preemptively at full port rate
-   ``min(B_src, B_dst)`` until done, one segment.  Bound pattern (spec 8.2): each coflow ends
-   by ``max release + 2 x the port load of its prefix``, ``<= f_k + 4 f_k``.
+   ``min(B_src, B_dst)`` until done, one segment.  Bound pattern (the paper's factor 5): each
+   coflow ends by ``max release + 2 x the port load of its prefix``, ``<= f_k + 4 f_k``.
 
 Starts-After: :func:`~coflowopt.lp.ordering_lp` ignores the edges (its optimum stays a lower
 bound), so on a DAG instance the order is that LP's on the coflows alone, and the list

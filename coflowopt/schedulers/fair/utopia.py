@@ -1,17 +1,20 @@
 """Utopia-like (reconstructed): near-optimal average CCT with an isolation guarantee against a
-fair scheme (single-stage spec 8.1, [INF]; CoFair's fairness reference, [CF] ref. [10]).
+fair scheme ([INF]; the fairness reference, ref. [10], of De Pellegrini et al., "Fair Coflow
+Scheduling via Controlled Slowdown", IEEE TPDS 2022).
 
-The paper's mechanism is not available (spec 13.9); only its abstract is: no coflow finishes
+The paper's mechanism is not available; only its abstract is: no coflow finishes
 more than a constant after its CCT under HUG/DRF-style fair sharing.  Our reconstruction
 ([INF], the GPS -> WFQ pattern):
 
 1. **Fair emulation** (virtual fluid system).  Every active coflow ``j`` gets the same
    progress ``P = 1 / max_l sum_{active j} d_lj`` with ``d_lj = (p_lj / B_l) / Gamma_j`` the
-   normalised demand of its *remaining* volumes (spec 2.3; HUG's optimal isolation
-   guarantee), recomputed at arrivals and virtual departures: flow ``i`` of ``j`` runs at
-   ``P v_i(t) / Gamma_j(t)``.  This yields each coflow's fair completion ``C_j^fair``.
-2. **Service** in ascending ``C_j^fair`` with the order-preserving allocator (spec 5.3;
-   ``allocation="greedy"``) or MADD + backfill (``allocation="madd"``).
+   normalised demand of its *remaining* volumes (HUG's optimal isolation guarantee,
+   Chowdhury, Liu, Ghodsi, Stoica, NSDI 2016), recomputed at arrivals and virtual
+   departures: flow ``i`` of ``j`` runs at ``P v_i(t) / Gamma_j(t)``.  This yields each
+   coflow's fair completion ``C_j^fair``.
+2. **Service** in ascending ``C_j^fair`` with the order-preserving allocator (Sincronia,
+   Agarwal et al., SIGCOMM 2018; ``allocation="greedy"``) or MADD + backfill
+   (``allocation="madd"``).
 3. **Report** ``C_j - C_j^fair`` (:func:`isolation_violation`).
 
 Why one fixed priority is exact (and why it is computed in ``O((N + E) M)`` without touching
@@ -70,10 +73,10 @@ __all__ = [
 
 @dataclass(frozen=True)
 class UtopiaParams(Params):
-    """``allocation``: how the order becomes rates: ``greedy`` (order-preserving greedy, spec
-    5.3; compiled engine, streams) or ``madd`` (MADD + work-conserving backfill, reference
-    engine); ``engine``: ``fast`` (compiled, where the allocation has a kernel) or
-    ``reference``."""
+    """``allocation``: how the order becomes rates: ``greedy`` (order-preserving greedy of
+    Sincronia, SIGCOMM 2018; compiled engine, streams) or ``madd`` (MADD + work-conserving
+    backfill, reference engine); ``engine``: ``fast`` (compiled, where the allocation has a
+    kernel) or ``reference``."""
 
     allocation: Literal["greedy", "madd"] = "greedy"
     engine: Literal["fast", "reference"] = "fast"
