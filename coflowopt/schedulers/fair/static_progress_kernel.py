@@ -325,7 +325,6 @@ def run_static_progress_kernel(ptr, order, src, dst, volume, release, n_pred, su
     touched = np.empty(M2, dtype=np.int64)
     S = np.zeros(M2)
     sused = np.empty(M2, dtype=np.int64)
-    n_s = 0
     # pairs: unfinished flows of active coflows, the active list, the leftover increment
     cnt = np.zeros(NP, dtype=np.int64)
     pact = np.empty(max(NP, 1), dtype=np.int64)
@@ -383,7 +382,6 @@ def run_static_progress_kernel(ptr, order, src, dst, volume, release, n_pred, su
                            fill, adj, pkey, pheap, pwhere, x, frz, wf)
         for j in range(n_s):
             S[sused[j]] = 0.0
-        n_s = 0
         ns, dt = _rates(P, work_conserving, ptr, fpair, rem, live, nlive, gam, active, n_act, x,
                         kk, cur, opened, lean, buf_i, buf_d, chunks_i, chunks_d, ns, vs, bps)
         if na > 0:
