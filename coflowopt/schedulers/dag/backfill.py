@@ -347,7 +347,7 @@ def _free(s, r, own_in, op_in, own_out, op_out, F):
     op_out[r] = F
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _step_finished(m, F, dst, fcof, pair_of, b_flow, rem, own_in, own_out, op_in, op_out,
                    base_in, wl, inwl, pair_best, cf_left, cq, fix, nwl, left):
     """Step 1: flows that ran out free their ports; the pairs they were best of go on ``fix``
@@ -375,7 +375,7 @@ def _step_finished(m, F, dst, fcof, pair_of, b_flow, rem, own_in, own_out, op_in
     return nwl, nq, left, nfix
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _step_base_ends(t, m, F, dst, b_flow, b_start, b_len, own_in, own_out, op_in, op_out,
                     base_in, wl, inwl, nwl):
     """Step 2: base pieces ending at ``t`` free their ports.  Returns ``nwl``."""
@@ -391,7 +391,7 @@ def _step_base_ends(t, m, F, dst, b_flow, b_start, b_len, own_in, own_out, op_in
     return nwl
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _step_open(t, rel, rel_order, npred, sptr, succ, cf_left, is_open, cq, nq, rp, newc):
     """Step 3: coflows released by ``t``, and successors of completed coflows, open; those
     with data go on ``newc`` (their flows join their pairs' heaps in the caller).  Admission
@@ -429,7 +429,7 @@ def _step_open(t, rel, rel_order, npred, sptr, succ, cf_left, is_open, cq, nq, r
     return rp, nnew
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, rem, is_open, own_in, own_out,
                       op_in, op_out, base_in, wl, inwl, nwl, bp, status):
     """Step 4: base pieces starting at ``t`` take their ports, evicting backfilled flows (a
@@ -473,7 +473,7 @@ def _key_port(hp, nh, kcur, u, x, M2):
     return hp, nh
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_in, op_out,
                  pair_best, inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt_in, act_out,
                  akey_out, aoth_out, acnt_out, wl, inwl, nwl, kcur, hp, freed, status):
@@ -535,7 +535,7 @@ def _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_i
     return hp
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _step_next(t, m, b_flow, b_start, b_len, rel, rel_order, rp, bp, rem, own_in, base_in):
     """Step 6: the next event (a base piece starts or ends, a serving flow runs out, a
     release), -1 if none; and whether any port serves.  Returns ``(t_next, served)``."""
@@ -562,7 +562,7 @@ def _step_next(t, m, b_flow, b_start, b_len, rel, rel_order, rp, bp, rem, own_in
     return t_next, served
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _step_serve(t, t_next, m, b_flow, own_in, base_in, rem, last_end, last_idx, out_f, out_s,
                 out_n, n_out):
     """Step 7: serve the run of slots ``[t, t_next)`` on every held port (a flow served

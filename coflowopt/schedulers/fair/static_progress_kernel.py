@@ -117,7 +117,7 @@ def _settle(c, t, nlive, active, n_keep, n_done, succ_ptr, succ, n_pred, release
     return n_keep, n_done, na
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _admit(t, ptr, order, volume, fpair, rem, live, nlive, cnt, pact, ppos, n_pact, active,
            n_act, n_done, succ_ptr, succ, n_pred, release, ak, av, na):
     """Admissions at ``t``: each coflow's flows with data become live (their pairs active); a
@@ -145,7 +145,7 @@ def _admit(t, ptr, order, volume, fpair, rem, live, nlive, cnt, pact, ppos, n_pa
     return n_pact, n_act, n_done, na
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _progress(m, ptr, src, dst, cap, rem, live, nlive, gam, active, n_act, L, touched, S,
               sused):
     """Step 1: ``Gamma_j`` of every active coflow and ``S_l = sum_j d_lj`` on the remaining
@@ -184,7 +184,7 @@ def _progress(m, ptr, src, dst, cap, rem, live, nlive, gam, active, n_act, L, to
     return 1.0 / top, n_s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _leftover(P, cap, S, sused, n_s, pact, n_pact, cnt, pair_u, pair_w, K, R, deg, fill, adj,
               pkey, pheap, pwhere, x, frz, wf):
     """Step 2: per-flow max-min filling of the residuals over the active pairs (water
@@ -237,7 +237,7 @@ def _leftover(P, cap, S, sused, n_s, pact, n_pact, cnt, pair_u, pair_w, K, R, de
     return wf
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _rates(P, work_conserving, ptr, fpair, rem, live, nlive, gam, active, n_act, x, kk, cur,
            opened, lean, buf_i, buf_d, chunks_i, chunks_d, ns, vs, bps):
     """Step 3: the rates ``g_i (+ x_pq)``, their changes (to the validator or the store), and
@@ -261,7 +261,7 @@ def _rates(P, work_conserving, ptr, fpair, rem, live, nlive, gam, active, n_act,
     return ns, dt
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _serve(t, dt, ptr, volume, fpair, rem, live, nlive, cnt, pact, ppos, n_pact, active, n_act,
            n_done, kk, cur, opened, lean, store, vs, bps, succ_ptr, succ, n_pred, release, ak,
            av, na):
