@@ -27,11 +27,6 @@ ALLOWED = frozenset({
     "coflowopt/sim/fastfair.py",
     "coflowopt/sim/events.py",
     "coflowopt/sim/segstore.py",
-    "coflowopt/sim/stepper.py",
-    "coflowopt/schedulers/dag/backfill.py",
-    "coflowopt/schedulers/fair/static_progress_kernel.py",
-    "coflowopt/schedulers/fair/approximate.py",
-    "coflowopt/schedulers/fair/utopia.py",
 })
 
 _SPEC_NAMES = (r"(?:dag-coflows|single-stage-and-learning|coflow-flow-order-lp"

@@ -1,13 +1,14 @@
 """The decision-epoch stepper: the order-preserving greedy allocation as a compiled event loop
 that returns to Python whenever the set of ready coflows changes.
 
-A learned scheduler (DeepWeave, spec 9.2) picks a new priority list at every *decision epoch*:
-a coflow becomes ready (released and every Starts-After predecessor complete) or completes.  In
-between, the rates follow the same rule as :func:`coflowopt.sim.drive.order_schedule` with
-``allocation="greedy"``: the ready coflows are served in priority order and each unfinished
-flow in turn (coflow by coflow, flows in instance order inside a coflow) takes
-``min(free ingress, free egress)`` (spec 5.3, ``split="ordered"``).  The rates are recomputed
-at every flow completion inside the compiled loop by the shared kernels
+A learned scheduler (DeepWeave: Sun, Guo, Wang, Li, Lan, Hu, IJCAI 2020, Alg. 1) picks a new
+priority list at every *decision epoch*: a coflow becomes ready (released and every
+Starts-After predecessor complete) or completes.  In between, the rates follow the same rule as
+:func:`coflowopt.sim.drive.order_schedule` with ``allocation="greedy"``: the ready coflows are
+served in priority order and each unfinished flow in turn (coflow by coflow, flows in instance
+order inside a coflow) takes ``min(free ingress, free egress)`` (Sincronia's order-preserving
+allocation, Agarwal et al., SIGCOMM 2018; ``split="ordered"``).  The rates are recomputed at
+every flow completion inside the compiled loop by the shared kernels
 (:func:`coflowopt.sim.allocate.greedy_kernel`, and the reference engine's ``next_completion`` and
 ``advance_rates``), so a priority held for a whole episode gives the schedule of
 ``order_schedule(instance, priority=p)``.
@@ -23,8 +24,8 @@ Protocol::
 ``step`` returns the time advanced and the number of unfinished jobs during it (released and
 not complete; constant over a step because job releases are epochs too), so the
 Decima-style reward ``r_t = -(t_{k+1} - t_k) * n_jobs`` sums to ``-sum_j JCT_j`` over an
-episode (spec 9.2, [PROP]).  The rate changes are recorded as they are made
-(:meth:`Stepper.changes`), so the episode's schedule can be validated with
+episode ([PROP]: Decima's reward, Mao et al., SIGCOMM 2019).  The rate changes are recorded
+as they are made (:meth:`Stepper.changes`), so the episode's schedule can be validated with
 :func:`coflowopt.validate.validate_changes` (:meth:`Stepper.validate`) or stored
 (:meth:`Stepper.schedule`).
 
@@ -33,6 +34,7 @@ Volumes, rates and times are in the instance's units (normalized units for the D
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +44,7 @@ from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.allocate import AllocState, greedy_kernel, zero_rates
 from coflowopt.sim.engine import SimulationError, advance_rates, next_completion
-from coflowopt.sim.events import heap_pop, heap_push, release_successors
+from coflowopt.sim.events import admission_heap, heap_pop, next_breakpoint, release_successors
 from coflowopt.validate import Tolerance, ValidSchedule, validate_changes
 
 __all__ = ["DagState", "Stepper"]
@@ -52,6 +54,10 @@ _EPOCH = 0  # stopped at a decision epoch
 _DONE = 1  # every coflow complete
 _GROW = 2  # the change or breakpoint buffers need room (nothing of this event was done yet)
 _STALL = 3  # ready coflows, but no flow has a rate and nothing is pending
+
+#: what :func:`_admit` returns: the admission heap's size, the coflows and jobs complete, and
+#: whether any coflow was admitted
+Admitted = namedtuple("Admitted", ["na", "n_done", "jobs_done", "any"])
 
 
 @dataclass(frozen=True)
@@ -142,7 +148,7 @@ def _complete(c, t, done, completion, left_job, coflow_job, n_pred, succ_ptr, su
 def _admit(t, ak, av, na, active, admitted, done, completion, left, left_job, coflow_job, n_pred,
            succ_ptr, succ, release, nd, jobs_done):
     """Admit every coflow admissible at ``t`` (one with nothing to send completes at once);
-    returns ``(na, coflows done, jobs done, admitted any)``."""
+    returns :class:`Admitted`."""
     any_ = False
     while na > 0 and ak[0] <= t:
         c = av[0]
@@ -157,7 +163,7 @@ def _admit(t, ak, av, na, active, admitted, done, completion, left, left_job, co
                 jobs_done += 1
         else:
             active[c] = True
-    return na, nd, jobs_done, any_
+    return Admitted(na, nd, jobs_done, any_)
 
 
 @njit(cache=True)
@@ -169,7 +175,12 @@ def _to_epoch(key, sc, ptr, order, src, dst, volume, remaining, rate, cap_in, ca
     """Advance from a decision epoch to the next one with the ready coflows in ``key`` order
     (smaller first).  ``sc`` holds the scalars ``[t, kk, nc, na, n_done, jobs_done, jr]``
     (time, last breakpoint, changes logged, admission-heap size, coflows and jobs complete,
-    next job release to pass); it is updated in place.  Returns a status code."""
+    next job release to pass); it is updated in place.  Returns a status code.
+
+    The shared skeleton's admission and breakpoints; no stop/progress check: the loop
+    returns to Python at every epoch anyway.  The buffers stay the caller's (``_GROW``: they
+    are grown in Python), so :func:`~coflowopt.sim.events.next_breakpoint` never grows them
+    here."""
     C = active.size
     F = remaining.size
     t = sc[0]
@@ -197,10 +208,7 @@ def _to_epoch(key, sc, ptr, order, src, dst, volume, remaining, rate, cap_in, ca
             if tn == np.inf:
                 status = _STALL
                 break
-            if tn > t:
-                kk += 1
-                bps[kk] = tn
-                t = tn
+            bps, kk, t, _ = next_breakpoint(bps, kk, t, tn)
         else:
             zero_rates(act, ptr, order, rate, has_rate)
             rem_in[:] = cap_in
@@ -218,10 +226,8 @@ def _to_epoch(key, sc, ptr, order, src, dst, volume, remaining, rate, cap_in, ca
                 break
             if t + dt > t:
                 n_fin = advance_rates(act, ptr, order, remaining, rate, volume, dt, left, has_rate,
-                                 fslot_in, fslot_out, slot_in, slot_out)
-                kk += 1
-                bps[kk] = t + dt
-            t = t + dt
+                                      fslot_in, fslot_out, slot_in, slot_out)
+                bps, kk, t, _ = next_breakpoint(bps, kk, t, t + dt)
             if n_fin > 0:
                 fin = np.empty(n_fin, dtype=np.int64)
                 j = 0
@@ -240,13 +246,13 @@ def _to_epoch(key, sc, ptr, order, src, dst, volume, remaining, rate, cap_in, ca
                             jobs_done += 1
                 nc = _log(fin, ptr, order, rate, cur, kk, cf, ck, cr, nc)
         epoch = act.size == 0 or n_fin > 0
-        na, nd, jobs_done, adm = _admit(t, ak, av, na, active, admitted, done, completion, left,
-                                        left_job, coflow_job, n_pred, succ_ptr, succ, release,
-                                        nd, jobs_done)
+        ad = _admit(t, ak, av, na, active, admitted, done, completion, left, left_job,
+                    coflow_job, n_pred, succ_ptr, succ, release, nd, jobs_done)
+        na, nd, jobs_done = ad.na, ad.n_done, ad.jobs_done
         while jr < job_rel.size and job_rel[jr] <= t:
             jr += 1
             epoch = True
-        if epoch or adm:
+        if epoch or ad.any:
             status = _DONE if nd == C else _EPOCH
             break
     sc[0] = t
@@ -315,11 +321,7 @@ class Stepper:
         self._admitted = np.full(C, np.nan)
         self._done = np.zeros(C, dtype=np.bool_)
         self._completion = np.full(C, np.nan)
-        self._ak = np.empty(max(C, 1))
-        self._av = np.empty(max(C, 1), dtype=np.int64)
-        na = 0
-        for c in np.flatnonzero(self._n_pred == 0):
-            na = heap_push(self._ak, self._av, na, self._release[c], int(c))
+        self._ak, self._av, na = admission_heap(self._n_pred, self._release)
         self._bps = np.empty(max(2 * C + 16, 64))
         self._bps[0] = self._t0
         self._cf = np.empty(self._cap, dtype=np.int64)
@@ -328,11 +330,11 @@ class Stepper:
         # jobs without coflows are complete at their release
         empty = int(np.count_nonzero(self._left_job == 0))
         jr = int(np.searchsorted(self._job_rel, self._t0, side="right"))
-        na, nd, jobs_done, _ = _admit(self._t0, self._ak, self._av, na, self._active,
-                                      self._admitted, self._done, self._completion, self._left,
-                                      self._left_job, self._coflow_job, self._n_pred,
-                                      self._succ_ptr, self._succ, self._release, 0, empty)
-        self._sc = np.array([self._t0, 0, 0, na, nd, jobs_done, jr], dtype=np.float64)
+        ad = _admit(self._t0, self._ak, self._av, na, self._active, self._admitted, self._done,
+                    self._completion, self._left, self._left_job, self._coflow_job,
+                    self._n_pred, self._succ_ptr, self._succ, self._release, 0, empty)
+        self._sc = np.array([self._t0, 0, 0, ad.na, ad.n_done, ad.jobs_done, jr],
+                            dtype=np.float64)
         self._steps = 0
         while not self.done and not self._active.any() and self.n_unfinished_jobs == 0:
             # nothing released yet: idle to the first release (no job waits, no reward lost)

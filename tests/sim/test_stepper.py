@@ -45,7 +45,7 @@ def test_fixed_priority_equals_order_schedule(seed: int) -> None:
     ref = order_schedule(inst, priority=p, check=Tolerance())  # the compiled engine
     np.testing.assert_allclose(mine.coflow_completion, ref.coflow_completion, rtol=0, atol=1e-9)
     np.testing.assert_allclose(st.coflow_completion, ref.coflow_completion, rtol=0, atol=1e-9)
-    # the Decima reward sums to minus the total JCT (spec 9.2)
+    # the Decima reward (Mao et al., SIGCOMM 2019) sums to minus the total JCT
     jct = ref.job_completion - inst.job_release
     assert ret == pytest.approx(-jct.sum(), rel=1e-12)
     np.testing.assert_allclose(st.job_completion(), ref.job_completion, atol=1e-9)

@@ -1,4 +1,6 @@
-"""Backfilling of a slot plan (the "BF" of G-DM-BF and G-DM-RT-BF; spec dag-coflows 6.5).
+"""Backfilling of a slot plan: the "BF" of G-DM-BF and G-DM-RT-BF (Shafiee and Ghaderi,
+"Scheduling Coflows with Dependency Graph", IEEE/ACM ToN 2021, arXiv 2012.11702: the variants
+of its simulations, Section VII; G-DM is its Algorithm 4, Section VI).
 
 The paper names the BF variants and reports their spread over seeds but does not define BF; the
 rule here is our reconstruction [R] with our tie rules [P].  Simulate the base plan slot by
@@ -39,6 +41,7 @@ algorithm is kept.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Literal
 
 import numpy as np
@@ -46,12 +49,22 @@ import numpy as np
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedulers.dag.slots import SlotPlan
-from coflowopt.sim.events import iheap_pop, iheap_push
+from coflowopt.sim.events import grow, iheap_pop, iheap_push
 
-__all__ = ["backfill", "backfill_reference"]
+__all__ = ["BackfillResult", "backfill", "backfill_reference"]
 
 _I64 = np.int64
 NONE = np.int64(2**62)  # key of a port without a candidate
+FREE, BASE = -1, -2  # holder of a port: nobody, the base plan (else the backfilled flow)
+# the kernel's status entries: infeasible base (flow, slot), a flow never served, counters
+_BAD_FLOW, _BAD_SLOT, _UNSERVED, _EVENTS, _REPAIRS, _SCANS = range(6)
+
+#: what :func:`_bf_kernel` returns: the served plan's columns; ``bad_flow``, ``bad_slot``: a
+#: base piece served before its coflow was open (-1: none); ``unserved_flow``: a flow never
+#: served in full (-1: none); the run's counters ``events``, ``port_repairs``, ``pair_scans``
+BackfillResult = namedtuple("BackfillResult", [
+    "flow", "start", "length", "bad_flow", "bad_slot", "unserved_flow", "events",
+    "port_repairs", "pair_scans"])
 
 
 def _check_inputs(instance: Instance, base: SlotPlan, priority: np.ndarray,
@@ -99,7 +112,8 @@ def _flow_rank(instance: Instance, cprio: np.ndarray) -> np.ndarray:
 def backfill(instance: Instance, base: SlotPlan, priority: np.ndarray, demand: np.ndarray,
              release_slot: np.ndarray, *, engine: Literal["fast", "reference"] = "fast"
              ) -> SlotPlan:
-    """The backfilled plan of ``base`` (spec 6.5; see the module docstring).
+    """The backfilled plan of ``base`` (BF of G-DM-BF, reconstructed [R]; see the module
+    docstring).
 
     ``priority``: one rank per coflow, smaller served first (ties: ``(s, r)``, then flow
     position); ``demand``: each flow's slots (``base`` must give every flow at least that many);
@@ -168,21 +182,22 @@ def backfill(instance: Instance, base: SlotPlan, priority: np.ndarray, demand: n
         b_len[a:a + oc.size] = base.length[oc]
     del o
     del base  # freed here when the caller handed over its only reference
-    out_f, out_s, out_n, status = _bf_kernel(
+    res = _bf_kernel(
         m, src, dst, d, fcof, prio, pair_of, pair_ptr, pair_flows, inp_ptr, inp_pairs,
         outp_ptr, outp_pairs, cf_ptr, cf_flows, np.asarray(sptr, dtype=_I64),
         np.asarray(succ, dtype=_I64), npred, rel, rel_order, b_flow, b_start, b_len)
-    if status[0] >= 0:
-        f = int(status[0])
+    if res.bad_flow >= 0:
+        f = int(res.bad_flow)
         raise ValueError(f"backfill: the base plan serves flow {f} (coflow "
-                         f"{inst.coflow_id[fcof[f]]!s}) at slot {int(status[1])}, before its "
+                         f"{inst.coflow_id[fcof[f]]!s}) at slot {int(res.bad_slot)}, before its "
                          f"coflow is released or its predecessors complete (infeasible base)")
-    if status[2] >= 0:
-        f = int(status[2])
+    if res.unserved_flow >= 0:
+        f = int(res.unserved_flow)
         raise ValueError(f"backfill: flow {f} (coflow {inst.coflow_id[fcof[f]]!s}) was never "
                          f"served in full (its coflow never became ready)")
-    return SlotPlan(out_f, out_s, out_n, counters={
-        "events": int(status[3]), "port_repairs": int(status[4]), "pair_scans": int(status[5])})
+    return SlotPlan(res.flow, res.start, res.length, counters={
+        "events": int(res.events), "port_repairs": int(res.port_repairs),
+        "pair_scans": int(res.pair_scans)})
 
 
 @njit(cache=True)
@@ -217,9 +232,9 @@ def _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt
         if x >= bestp:
             break  # ordered: nothing better than the holder is left
         if x < op_o[aoth[k]]:
-            status[5] += k - a0 + 1
+            status[_SCANS] += k - a0 + 1
             return x, act[k]
-    status[5] += n
+    status[_SCANS] += n
     return NONE, -1
 
 
@@ -295,104 +310,298 @@ def _set_best(p, f, prio, pair_best, pbp_in, pbp_out, pos_out, inp_src, out_dst,
 
 
 @njit(cache=True)
-def _grow(a):
-    b = np.empty(2 * a.size, dtype=a.dtype)
-    b[:a.size] = a
-    return b
-
-
-@njit(cache=True)
-def _heap_push(a0, n, heap, prio, f):
-    """Push flow ``f`` on the min-heap (by ``prio``) ``heap[a0:a0+n]``; returns ``n + 1``."""
-    k = n
-    x = prio[f]
-    while k > 0:
-        up = (k - 1) >> 1
-        g = heap[a0 + up]
-        if prio[g] <= x:
-            break
-        heap[a0 + k] = g
-        k = up
-    heap[a0 + k] = f
-    return n + 1
-
-
-@njit(cache=True)
-def _heap_pop(a0, n, heap, prio):
-    """Remove the top of the min-heap ``heap[a0:a0+n]``; returns ``n - 1``."""
-    n -= 1
-    if n == 0:
-        return 0
-    f = heap[a0 + n]
-    x = prio[f]
-    k = 0
-    while True:
-        c = 2 * k + 1
-        if c >= n:
-            break
-        if c + 1 < n and prio[heap[a0 + c + 1]] < prio[heap[a0 + c]]:
-            c += 1
-        if prio[heap[a0 + c]] >= x:
-            break
-        heap[a0 + k] = heap[a0 + c]
-        k = c
-    heap[a0 + k] = f
-    return n
-
-
-@njit(cache=True)
-def _next_best(p, pair_ptr, heap, hcnt, rem, prio):
+def _next_best(p, pair_ptr, heap, hcnt, rem, by_rank):
     """The best candidate of pair ``p``: the top of its heap of ready flows, after dropping
-    the finished ones (a flow the base plan finished may sit below the top: lazy removal)."""
+    the finished ones (a flow the base plan finished may sit below the top: lazy removal).
+
+    The heap holds flow ranks (``prio``, a permutation of the flows, so no two keys tie) on
+    the shared integer heap of :mod:`coflowopt.sim.events`; ``by_rank`` maps a rank back to
+    its flow.  With distinct keys the shared sift steps move exactly what the former private
+    heap keyed by ``prio[f]`` moved, so the pops (and the plans) are the same."""
     a0 = pair_ptr[p]
-    while hcnt[p] > 0 and rem[heap[a0]] == 0:
-        hcnt[p] = _heap_pop(a0, hcnt[p], heap, prio)
-    return heap[a0] if hcnt[p] > 0 else -1
+    while hcnt[p] > 0 and rem[by_rank[heap[a0]]] == 0:
+        hcnt[p] = iheap_pop(heap[a0:], hcnt[p])
+    return by_rank[heap[a0]] if hcnt[p] > 0 else -1
+
+
+# -- the event loop's steps: plain compiled functions, one call per event; their per-port
+# helpers (_holder, _free, _key_port) are inlined.  A step inlined in turn would keep the array
+# copies of the helpers it inlines (coflowopt._jit forwards a copy only when its source is
+# defined outside the loop): one atomic reference-count pair per array and call.  Measured on
+# the static-progress kernel split the same way (FB2010): over 440 s of CPU in NRT_incref
+# (gdb) and unfinished, against 167 s for the whole run with plain steps.
+
+
+@njit(cache=True, inline="always")
+def _holder(s, own_in, base_in, b_flow):
+    """The flow on ingress port ``s`` (backfilled or the base plan's), -1 if it is free."""
+    o = own_in[s]
+    if o >= 0:
+        return o
+    if o == BASE:
+        return np.int64(b_flow[base_in[s]])
+    return np.int64(-1)
+
+
+@njit(cache=True, inline="always")
+def _free(s, r, own_in, op_in, own_out, op_out, F):
+    """Ingress ``s`` and egress ``r`` become free (priority F: anyone may take them)."""
+    own_in[s] = FREE
+    op_in[s] = F
+    own_out[r] = FREE
+    op_out[r] = F
 
 
 @njit(cache=True)
-def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, inp_ptr,
-               inp_pairs, outp_ptr, outp_pairs, cf_ptr, cf_flows, sptr, succ, npred0, rel,
-               rel_order, b_flow, b_start, b_len):
-    F = src.size
+def _step_finished(m, F, dst, fcof, pair_of, b_flow, rem, own_in, own_out, op_in, op_out,
+                   base_in, wl, inwl, pair_best, cf_left, cq, fix, nwl, left):
+    """Step 1: flows that ran out free their ports; the pairs they were best of go on ``fix``
+    (refreshed by the caller: a pair has one ingress, so it is listed at most once); their
+    coflows, when complete, go on the opening queue ``cq``.  Returns
+    ``(nwl, nq, left, nfix)``."""
+    nq = 0
+    nfix = 0
+    for s in range(m):
+        g = _holder(s, own_in, base_in, b_flow)
+        if g >= 0 and rem[g] == 0:
+            _free(s, dst[g], own_in, op_in, own_out, op_out, F)
+            nwl = _push(s, wl, inwl, nwl)
+            nwl = _push(m + dst[g], wl, inwl, nwl)
+            p = pair_of[g]
+            if pair_best[p] == g:
+                fix[nfix] = p
+                nfix += 1
+            c = fcof[g]
+            cf_left[c] -= 1
+            left -= 1
+            if cf_left[c] == 0:
+                cq[nq] = c
+                nq += 1
+    return nwl, nq, left, nfix
+
+
+@njit(cache=True)
+def _step_base_ends(t, m, F, dst, b_flow, b_start, b_len, own_in, own_out, op_in, op_out,
+                    base_in, wl, inwl, nwl):
+    """Step 2: base pieces ending at ``t`` free their ports.  Returns ``nwl``."""
+    for s in range(m):
+        i = base_in[s]
+        if i >= 0 and b_start[i] + b_len[i] == t:
+            if own_in[s] == BASE:
+                r = dst[b_flow[i]]
+                _free(s, r, own_in, op_in, own_out, op_out, F)
+                nwl = _push(s, wl, inwl, nwl)
+                nwl = _push(m + r, wl, inwl, nwl)
+            base_in[s] = -1
+    return nwl
+
+
+@njit(cache=True)
+def _step_open(t, rel, rel_order, npred, sptr, succ, cf_left, is_open, cq, nq, rp, newc):
+    """Step 3: coflows released by ``t``, and successors of completed coflows, open; those
+    with data go on ``newc`` (their flows join their pairs' heaps in the caller).  Admission
+    keeps its own skeleton: releases are integer slots known up front, so a pointer into them
+    sorted (``rel_order``) stands for the shared admission heap (float keys), and a successor
+    released by ``t`` opens in this event's cascade (``cq``).  Returns ``(rp, nnew)``."""
     C = rel.size
-    P = pair_ptr.size - 1
+    while rp < C and rel[rel_order[rp]] <= t:
+        c = rel_order[rp]
+        rp += 1
+        if npred[c] == 0:
+            cq[nq] = c
+            nq += 1
+    nnew = 0
+    k = 0
+    while k < nq:
+        c = cq[k]
+        k += 1
+        if cf_left[c] == 0 and not is_open[c]:
+            # a coflow without data completes as soon as it may start
+            is_open[c] = True
+        if cf_left[c] == 0:
+            for e in range(sptr[c], sptr[c + 1]):
+                v = succ[e]
+                npred[v] -= 1
+                if npred[v] == 0 and rel[v] <= t:
+                    cq[nq] = v
+                    nq += 1
+            continue
+        if is_open[c]:
+            continue
+        is_open[c] = True
+        newc[nnew] = c
+        nnew += 1
+    return rp, nnew
+
+
+@njit(cache=True)
+def _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, rem, is_open, own_in, own_out,
+                      op_in, op_out, base_in, wl, inwl, nwl, bp, status):
+    """Step 4: base pieces starting at ``t`` take their ports, evicting backfilled flows (a
+    piece of a coflow not yet open marks the base infeasible).  Returns ``(bp, nwl)``."""
     NB = b_flow.size
-    FREE, BASE = -1, -2
-    status = np.full(6, -1, dtype=np.int64)
-    status[3:] = 0  # counters: events, port repairs, pair scans
-    rem = demand.copy()
-    cf_left = np.zeros(C, dtype=np.int64)
-    for f in range(F):
-        if rem[f] > 0:
-            cf_left[fcof[f]] += 1
-    npred = npred0.copy()
-    is_open = np.zeros(C, dtype=np.bool_)
-    pair_best = np.full(P, -1, dtype=np.int64)
-    heap = np.empty(F, dtype=np.int64)      # per pair: its ready flows by priority
-    hcnt = np.zeros(P, dtype=np.int64)
-    own_in = np.full(m, FREE, dtype=np.int64)
-    own_out = np.full(m, FREE, dtype=np.int64)
-    # priority of each port's holder: F when free, -1 for the base plan (blocks everyone)
-    op_in = np.full(m, F, dtype=np.int64)
-    op_out = np.full(m, F, dtype=np.int64)
-    # best candidate's priority per pair, in each port's list order (contiguous scans)
-    pbp_in = np.full(P, F, dtype=np.int64)
-    pbp_out = np.full(P, F, dtype=np.int64)
+    while bp < NB and b_start[bp] <= t:
+        i = bp
+        bp += 1
+        f = b_flow[i]
+        s = src[f]
+        r = dst[f]
+        base_in[s] = i
+        if rem[f] == 0:
+            continue
+        if not is_open[fcof[f]] and status[_BAD_FLOW] < 0:
+            status[_BAD_FLOW] = f
+            status[_BAD_SLOT] = t
+        g = own_in[s]
+        if g >= 0:
+            _free(s, dst[g], own_in, op_in, own_out, op_out, F)
+            nwl = _push(m + dst[g], wl, inwl, nwl)
+        g = own_out[r]
+        if g >= 0:
+            _free(src[g], r, own_in, op_in, own_out, op_out, F)
+            nwl = _push(src[g], wl, inwl, nwl)
+        own_in[s] = BASE
+        op_in[s] = -1
+        own_out[r] = BASE
+        op_out[r] = -1
+    return bp, nwl
+
+
+@njit(cache=True, inline="always")
+def _key_port(hp, nh, kcur, u, x, M2):
+    """Port ``u``'s best candidate is now ``x``: record it and push ``(x, u)`` on the repair
+    heap (one integer key ``x * 2m + u``) when there is one.  Returns ``(hp, nh)``."""
+    kcur[u] = x
+    if x < NONE:
+        hp = grow(hp, nh)
+        nh = iheap_push(hp, nh, x * M2 + u)
+    return hp, nh
+
+
+@njit(cache=True)
+def _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_in, op_out,
+                 pair_best, inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt_in, act_out,
+                 akey_out, aoth_out, acnt_out, wl, inwl, nwl, kcur, hp, freed, status):
+    """Step 5: repair the greedy matching at the ports that changed, best candidate first (a
+    candidate placed in priority order is not evicted again within the event).  A heap of
+    ``(key, port)``, key = the port's best candidate; entries are checked again when popped
+    (lazy: a stale one is dropped or pushed back with its new key).  Returns ``hp`` (grown
+    when it had to be)."""
+    F = src.size
+    M2 = np.int64(2 * m)
+    nh = 0
+    for k in range(nwl):
+        u = wl[k]
+        inwl[u] = 0
+        x, _ = _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
+                     acnt_in, act_out, akey_out, aoth_out, acnt_out, status)
+        hp, nh = _key_port(hp, nh, kcur, u, x, M2)
+    while nh > 0:
+        top = hp[0]
+        nh = iheap_pop(hp, nh)
+        u = top % M2
+        if top // M2 != kcur[u]:
+            continue  # superseded
+        x, e = _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
+                     acnt_in, act_out, akey_out, aoth_out, acnt_out, status)
+        if x != kcur[u]:
+            hp, nh = _key_port(hp, nh, kcur, u, x, M2)
+            continue
+        kcur[u] = NONE
+        best = pair_best[inp_pairs[e]] if u < m else pair_best[outp_pairs[e]]
+        status[_REPAIRS] += 1
+        s = src[best]
+        r = dst[best]
+        nv = 0
+        g = own_in[s]
+        if g >= 0:
+            own_out[dst[g]] = FREE
+            op_out[dst[g]] = F
+            if dst[g] != r:
+                freed[nv] = m + dst[g]
+                nv += 1
+        g = own_out[r]
+        if g >= 0:
+            own_in[src[g]] = FREE
+            op_in[src[g]] = F
+            if src[g] != s:
+                freed[nv] = src[g]
+                nv += 1
+        own_in[s] = best
+        op_in[s] = prio[best]
+        own_out[r] = best
+        op_out[r] = prio[best]
+        for k in range(nv):
+            v = freed[k]
+            x, _ = _scan(v, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
+                         acnt_in, act_out, akey_out, aoth_out, acnt_out, status)
+            if x < kcur[v] or kcur[v] >= NONE:
+                hp, nh = _key_port(hp, nh, kcur, v, x, M2)
+    return hp
+
+
+@njit(cache=True)
+def _step_next(t, m, b_flow, b_start, b_len, rel, rel_order, rp, bp, rem, own_in, base_in):
+    """Step 6: the next event (a base piece starts or ends, a serving flow runs out, a
+    release), -1 if none; and whether any port serves.  Returns ``(t_next, served)``."""
+    t_next = np.int64(-1)
+    if bp < b_flow.size:
+        t_next = np.int64(b_start[bp])
+    if rp < rel.size:
+        x = rel[rel_order[rp]]
+        if t_next < 0 or x < t_next:
+            t_next = x
+    served = 0
+    for s in range(m):
+        i = base_in[s]
+        if i >= 0:
+            x = b_start[i] + b_len[i]
+            if t_next < 0 or x < t_next:
+                t_next = x
+        g = _holder(s, own_in, base_in, b_flow)
+        if g >= 0:
+            served += 1
+            x = t + rem[g]
+            if t_next < 0 or x < t_next:
+                t_next = x
+    return t_next, served
+
+
+@njit(cache=True)
+def _step_serve(t, t_next, m, b_flow, own_in, base_in, rem, last_end, last_idx, out_f, out_s,
+                out_n, n_out):
+    """Step 7: serve the run of slots ``[t, t_next)`` on every held port (a flow served
+    without a break extends its last piece).  Returns ``(out_f, out_s, out_n, n_out)``."""
+    dt = t_next - t
+    for s in range(m):
+        g = _holder(s, own_in, base_in, b_flow)
+        if g < 0:
+            continue
+        rem[g] -= dt
+        if last_end[g] == t:
+            out_n[last_idx[g]] += dt
+        else:
+            out_f = grow(out_f, n_out)
+            out_s = grow(out_s, n_out)
+            out_n = grow(out_n, n_out)
+            out_f[n_out] = g
+            out_s[n_out] = t
+            out_n[n_out] = dt
+            last_idx[g] = n_out
+            n_out += 1
+        last_end[g] = t_next
+    return out_f, out_s, out_n, n_out
+
+
+@njit(cache=True)
+def _port_lists(m, src, dst, pair_ptr, pair_flows, inp_ptr, inp_pairs, outp_ptr, outp_pairs):
+    """The static per-pair arrays of the port lists: each pair's entry in its egress list,
+    its ingress and egress port, and the other port of each list entry (``odst`` for ingress
+    lists, ``osrc`` for egress lists)."""
+    P = pair_ptr.size - 1
     pos_out = np.empty(P, dtype=np.int64)
     for q in range(P):
         pos_out[outp_pairs[q]] = q
-    # pairs with a candidate, per port (compact lists inside each port's CSR range)
-    act_in = np.empty(P, dtype=np.int64)
-    act_out = np.empty(P, dtype=np.int64)
-    akey_in = np.empty(P, dtype=np.int64)
-    akey_out = np.empty(P, dtype=np.int64)
-    aoth_in = np.empty(P, dtype=np.int64)
-    aoth_out = np.empty(P, dtype=np.int64)
-    acnt_in = np.zeros(m, dtype=np.int64)
-    acnt_out = np.zeros(m, dtype=np.int64)
-    apos_in = np.full(P, -1, dtype=np.int64)
-    apos_out = np.full(P, -1, dtype=np.int64)
     inp_src = np.empty(P, dtype=np.int64)
     out_dst = np.empty(P, dtype=np.int64)
     for u in range(m):
@@ -405,15 +614,65 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
     for q in range(P):
         odst[q] = dst[pair_flows[pair_ptr[inp_pairs[q]]]]
         osrc[q] = src[pair_flows[pair_ptr[outp_pairs[q]]]]
+    return pos_out, inp_src, out_dst, odst, osrc
+
+
+@njit(cache=True)
+def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, inp_ptr,
+               inp_pairs, outp_ptr, outp_pairs, cf_ptr, cf_flows, sptr, succ, npred0, rel,
+               rel_order, b_flow, b_start, b_len):
+    """The event loop (module docstring, ``engine="fast"``): steps 1-7 at each event ``t``.
+    Returns a :class:`BackfillResult`."""
+    F = src.size
+    C = rel.size
+    P = pair_ptr.size - 1
+    NB = b_flow.size
+    status = np.full(6, -1, dtype=np.int64)
+    status[_EVENTS:] = 0  # counters: events, port repairs, pair scans
+    rem = demand.copy()
+    cf_left = np.zeros(C, dtype=np.int64)
+    for f in range(F):
+        if rem[f] > 0:
+            cf_left[fcof[f]] += 1
+    npred = npred0.copy()
+    is_open = np.zeros(C, dtype=np.bool_)
+    pair_best = np.full(P, -1, dtype=np.int64)
+    heap = np.empty(F, dtype=np.int64)      # per pair: the ranks of its ready flows
+    hcnt = np.zeros(P, dtype=np.int64)
+    by_rank = np.empty(F, dtype=np.int64)
+    for f in range(F):
+        by_rank[prio[f]] = f
+    own_in = np.full(m, FREE, dtype=np.int64)
+    own_out = np.full(m, FREE, dtype=np.int64)
+    # priority of each port's holder: F when free, -1 for the base plan (blocks everyone)
+    op_in = np.full(m, F, dtype=np.int64)
+    op_out = np.full(m, F, dtype=np.int64)
+    # best candidate's priority per pair, in each port's list order (contiguous scans)
+    pbp_in = np.full(P, F, dtype=np.int64)
+    pbp_out = np.full(P, F, dtype=np.int64)
+    # pairs with a candidate, per port (compact lists inside each port's CSR range)
+    act_in = np.empty(P, dtype=np.int64)
+    act_out = np.empty(P, dtype=np.int64)
+    akey_in = np.empty(P, dtype=np.int64)
+    akey_out = np.empty(P, dtype=np.int64)
+    aoth_in = np.empty(P, dtype=np.int64)
+    aoth_out = np.empty(P, dtype=np.int64)
+    acnt_in = np.zeros(m, dtype=np.int64)
+    acnt_out = np.zeros(m, dtype=np.int64)
+    apos_in = np.full(P, -1, dtype=np.int64)
+    apos_out = np.full(P, -1, dtype=np.int64)
+    pos_out, inp_src, out_dst, odst, osrc = _port_lists(
+        m, src, dst, pair_ptr, pair_flows, inp_ptr, inp_pairs, outp_ptr, outp_pairs)
     base_in = np.full(m, -1, dtype=np.int64)   # active base piece on each ingress port
     wl = np.empty(2 * m, dtype=np.int64)
     kcur = np.full(2 * m, NONE, dtype=np.int64)   # current heap key of each port
     hp = np.empty(8 * m, dtype=np.int64)
     freed = np.empty(2, dtype=np.int64)
-    M2 = np.int64(2 * m)
     inwl = np.zeros(2 * m, dtype=np.int8)
     nwl = 0
     cq = np.empty(C, dtype=np.int64)           # coflows to open (cascade of completions)
+    newc = np.empty(C, dtype=np.int64)         # coflows opened at this event
+    fix = np.empty(m, dtype=np.int64)          # pairs whose best candidate ran out
     last_end = np.full(F, -1, dtype=np.int64)
     last_idx = np.full(F, -1, dtype=np.int64)
     cap = max(16, 2 * NB)
@@ -428,77 +687,28 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
     bp = 0
     rp = 0
     while True:
-        # 1. flows that ran out at t: free their ports, refresh their pair, complete coflows
-        nq = 0
-        for s in range(m):
-            o = own_in[s]
-            g = -1
-            if o >= 0:
-                g = o
-            elif o == BASE:
-                g = b_flow[base_in[s]]
-            if g >= 0 and rem[g] == 0:
-                own_in[s] = FREE
-                op_in[s] = F
-                own_out[dst[g]] = FREE
-                op_out[dst[g]] = F
-                nwl = _push(s, wl, inwl, nwl)
-                nwl = _push(m + dst[g], wl, inwl, nwl)
-                p = pair_of[g]
-                if pair_best[p] == g:
-                    b = _next_best(p, pair_ptr, heap, hcnt, rem, prio)
-                    _set_best(p, b, prio, pair_best, pbp_in, pbp_out, pos_out, inp_src,
-                              out_dst, inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt_in,
-                              apos_in, act_out, akey_out, aoth_out, acnt_out, apos_out, odst,
-                              osrc, F)
-                c = fcof[g]
-                cf_left[c] -= 1
-                left -= 1
-                if cf_left[c] == 0:
-                    cq[nq] = c
-                    nq += 1
-        # 2. base pieces ending at t free their ports
-        for s in range(m):
-            i = base_in[s]
-            if i >= 0 and b_start[i] + b_len[i] == t:
-                if own_in[s] == BASE:
-                    own_in[s] = FREE
-                    op_in[s] = F
-                    own_out[dst[b_flow[i]]] = FREE
-                    op_out[dst[b_flow[i]]] = F
-                    nwl = _push(s, wl, inwl, nwl)
-                    nwl = _push(m + dst[b_flow[i]], wl, inwl, nwl)
-                base_in[s] = -1
-        # 3. coflows released by t, and successors of completed coflows, open
-        while rp < C and rel[rel_order[rp]] <= t:
-            c = rel_order[rp]
-            rp += 1
-            if npred[c] == 0:
-                cq[nq] = c
-                nq += 1
-        k = 0
-        while k < nq:
-            c = cq[k]
-            k += 1
-            if cf_left[c] == 0 and not is_open[c]:
-                # a coflow without data completes as soon as it may start
-                is_open[c] = True
-            if cf_left[c] == 0:
-                for e in range(sptr[c], sptr[c + 1]):
-                    v = succ[e]
-                    npred[v] -= 1
-                    if npred[v] == 0 and rel[v] <= t:
-                        cq[nq] = v
-                        nq += 1
-                continue
-            if is_open[c]:
-                continue
-            is_open[c] = True
+        nwl, nq, left, nfix = _step_finished(m, F, dst, fcof, pair_of, b_flow, rem, own_in,
+                                             own_out, op_in, op_out, base_in, wl, inwl,
+                                             pair_best, cf_left, cq, fix, nwl, left)
+        for k in range(nfix):
+            p = fix[k]
+            b = _next_best(p, pair_ptr, heap, hcnt, rem, by_rank)
+            _set_best(p, b, prio, pair_best, pbp_in, pbp_out, pos_out, inp_src, out_dst,
+                      inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt_in, apos_in, act_out,
+                      akey_out, aoth_out, acnt_out, apos_out, odst, osrc, F)
+        nwl = _step_base_ends(t, m, F, dst, b_flow, b_start, b_len, own_in, own_out, op_in,
+                              op_out, base_in, wl, inwl, nwl)
+        rp, nnew = _step_open(t, rel, rel_order, npred, sptr, succ, cf_left, is_open, cq, nq,
+                              rp, newc)
+        # the opened coflows' flows with data join their pairs' heaps (helpers take < 30
+        # arguments: a longer call is compiled as f(*args), which numba cannot inline)
+        for j in range(nnew):
+            c = newc[j]
             for e in range(cf_ptr[c], cf_ptr[c + 1]):
                 f = cf_flows[e]
                 if rem[f] > 0:
                     p = pair_of[f]
-                    hcnt[p] = _heap_push(pair_ptr[p], hcnt[p], heap, prio, f)
+                    hcnt[p] = iheap_push(heap[pair_ptr[p]:], hcnt[p], prio[f])
                     b = pair_best[p]
                     if b < 0 or prio[f] < prio[b]:
                         _set_best(p, f, prio, pair_best, pbp_in, pbp_out, pos_out, inp_src,
@@ -506,171 +716,34 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
                                   acnt_in, apos_in, act_out, akey_out, aoth_out, acnt_out,
                                   apos_out, odst, osrc, F)
                         nwl = _push(src[f], wl, inwl, nwl)
-        # 4. base pieces starting at t take their ports (evicting backfilled flows)
-        while bp < NB and b_start[bp] <= t:
-            i = bp
-            bp += 1
-            f = b_flow[i]
-            s = src[f]
-            r = dst[f]
-            base_in[s] = i
-            if rem[f] == 0:
-                continue
-            if not is_open[fcof[f]] and status[0] < 0:
-                status[0] = f
-                status[1] = t
-            g = own_in[s]
-            if g >= 0:
-                own_in[s] = FREE
-                op_in[s] = F
-                own_out[dst[g]] = FREE
-                op_out[dst[g]] = F
-                nwl = _push(m + dst[g], wl, inwl, nwl)
-            g = own_out[r]
-            if g >= 0:
-                own_out[r] = FREE
-                op_out[r] = F
-                own_in[src[g]] = FREE
-                op_in[src[g]] = F
-                nwl = _push(src[g], wl, inwl, nwl)
-            own_in[s] = BASE
-            op_in[s] = -1
-            own_out[r] = BASE
-            op_out[r] = -1
-        # 5. repair the greedy matching at the ports that changed, best candidate first (a
-        # candidate placed in priority order is not evicted again within the event).  A heap
-        # of (key, port), key = the port's best candidate; entries are checked again when
-        # popped (lazy: a stale one is dropped or pushed back with its new key)
-        nh = 0
-        for k in range(nwl):
-            u = wl[k]
-            inwl[u] = 0
-            x, _ = _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
-                         acnt_in, act_out, akey_out, aoth_out, acnt_out, status)
-            kcur[u] = x
-            if x < NONE:
-                if nh == hp.size:
-                    hp = _grow(hp)
-                nh = iheap_push(hp, nh, x * M2 + u)
+        bp, nwl = _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, rem, is_open,
+                                    own_in, own_out, op_in, op_out, base_in, wl, inwl, nwl, bp,
+                                    status)
+        hp = _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_in,
+                          op_out, pair_best, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
+                          acnt_in, act_out, akey_out, aoth_out, acnt_out, wl, inwl, nwl, kcur,
+                          hp, freed, status)
         nwl = 0
-        while nh > 0:
-            top = hp[0]
-            nh = iheap_pop(hp, nh)
-            u = top % M2
-            if top // M2 != kcur[u]:
-                continue  # superseded
-            x, e = _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
-                         acnt_in, act_out, akey_out, aoth_out, acnt_out, status)
-            if x != kcur[u]:
-                kcur[u] = x
-                if x < NONE:
-                    if nh == hp.size:
-                        hp = _grow(hp)
-                    nh = iheap_push(hp, nh, x * M2 + u)
-                continue
-            kcur[u] = NONE
-            best = pair_best[inp_pairs[e]] if u < m else pair_best[outp_pairs[e]]
-            status[4] += 1
-            s = src[best]
-            r = dst[best]
-            nv = 0
-            g = own_in[s]
-            if g >= 0:
-                own_out[dst[g]] = FREE
-                op_out[dst[g]] = F
-                if dst[g] != r:
-                    freed[nv] = m + dst[g]
-                    nv += 1
-            g = own_out[r]
-            if g >= 0:
-                own_in[src[g]] = FREE
-                op_in[src[g]] = F
-                if src[g] != s:
-                    freed[nv] = src[g]
-                    nv += 1
-            own_in[s] = best
-            op_in[s] = prio[best]
-            own_out[r] = best
-            op_out[r] = prio[best]
-            for k in range(nv):
-                v = freed[k]
-                x, _ = _scan(v, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
-                             acnt_in, act_out, akey_out, aoth_out, acnt_out, status)
-                if x < kcur[v] or kcur[v] >= NONE:
-                    kcur[v] = x
-                    if x < NONE:
-                        if nh == hp.size:
-                            hp = _grow(hp)
-                        nh = iheap_push(hp, nh, x * M2 + v)
-        # 6. next event
         if left == 0:
             break
-        t_next = np.int64(-1)
-        if bp < NB:
-            t_next = b_start[bp]
-        if rp < C:
-            x = rel[rel_order[rp]]
-            if t_next < 0 or x < t_next:
-                t_next = x
-        served = 0
-        for s in range(m):
-            i = base_in[s]
-            if i >= 0:
-                x = b_start[i] + b_len[i]
-                if t_next < 0 or x < t_next:
-                    t_next = x
-            o = own_in[s]
-            g = -1
-            if o >= 0:
-                g = o
-            elif o == BASE:
-                g = b_flow[base_in[s]]
-            if g >= 0:
-                served += 1
-                x = t + rem[g]
-                if t_next < 0 or x < t_next:
-                    t_next = x
+        t_next, served = _step_next(t, m, b_flow, b_start, b_len, rel, rel_order, rp, bp, rem,
+                                    own_in, base_in)
         if t_next < 0:
             break
-        # 7. serve the run [t, t_next)
-        status[3] += 1
-        dt = t_next - t
+        status[_EVENTS] += 1
         if served:
-            for s in range(m):
-                o = own_in[s]
-                g = -1
-                if o >= 0:
-                    g = o
-                elif o == BASE:
-                    g = b_flow[base_in[s]]
-                if g < 0:
-                    continue
-                rem[g] -= dt
-                if last_end[g] == t:
-                    out_n[last_idx[g]] += dt
-                else:
-                    if n_out == cap:
-                        cap *= 2
-                        nf = np.empty(cap, dtype=np.int64)
-                        ns = np.empty(cap, dtype=np.int64)
-                        nn = np.empty(cap, dtype=np.int64)
-                        nf[:n_out] = out_f[:n_out]
-                        ns[:n_out] = out_s[:n_out]
-                        nn[:n_out] = out_n[:n_out]
-                        out_f, out_s, out_n = nf, ns, nn
-                    out_f[n_out] = g
-                    out_s[n_out] = t
-                    out_n[n_out] = dt
-                    last_idx[g] = n_out
-                    n_out += 1
-                last_end[g] = t_next
+            out_f, out_s, out_n, n_out = _step_serve(t, t_next, m, b_flow, own_in, base_in,
+                                                     rem, last_end, last_idx, out_f, out_s,
+                                                     out_n, n_out)
         t = t_next
     if left > 0:
         for f in range(F):
             if rem[f] > 0:
-                status[2] = f
+                status[_UNSERVED] = f
                 break
-    return out_f[:n_out].copy(), out_s[:n_out].copy(), out_n[:n_out].copy(), status
+    return BackfillResult(out_f[:n_out].copy(), out_s[:n_out].copy(), out_n[:n_out].copy(),
+                          status[_BAD_FLOW], status[_BAD_SLOT], status[_UNSERVED],
+                          status[_EVENTS], status[_REPAIRS], status[_SCANS])
 
 
 def backfill_reference(instance: Instance, base: SlotPlan, priority: np.ndarray,

@@ -1,8 +1,9 @@
 """"Approximate": Shafiee and Ghaderi's LP-based deterministic algorithm for weighted CCT
-(arXiv 1704.08357; single-stage spec 8.2, LP and list-scheduling details [INF]; DeepWeave's
-baseline).  Recovered: approximation ratio **5** with release dates and **4** when every
-coflow is released at 0, from "an improved LP formulation and a simple list-scheduling
-policy".
+("An Improved Bound for Minimizing the Total Weighted Completion Time of Coflows in
+Datacenters", IEEE/ACM ToN 2018, arXiv 1704.08357; LP and list-scheduling details
+reconstructed [INF]; the "Approximate" baseline of DeepWeave, Sun et al., IJCAI 2020).
+Recovered: approximation ratio **5** with release dates and **4** when every coflow is
+released at 0, from "an improved LP formulation and a simple list-scheduling policy".
 
 1. **LP** (:func:`coflowopt.lp.ordering_lp`, [INF]): with ``d_lk = p_lk / B_l``::
 
@@ -19,8 +20,8 @@ policy".
    eligible (time ``>= r_k`` and, on a DAG instance, every Starts-After predecessor of ``k``
    complete) and both its ports are idle and no earlier-listed *waiting* (eligible, not
    started) flow shares a port with it; it is then served non-preemptively at full port rate
-   ``min(B_src, B_dst)`` until done, one segment.  Bound pattern (spec 8.2): each coflow ends
-   by ``max release + 2 x the port load of its prefix``, ``<= f_k + 4 f_k``.
+   ``min(B_src, B_dst)`` until done, one segment.  Bound pattern (the paper's factor 5): each
+   coflow ends by ``max release + 2 x the port load of its prefix``, ``<= f_k + 4 f_k``.
 
 Starts-After: :func:`~coflowopt.lp.ordering_lp` ignores the edges (its optimum stays a lower
 bound), so on a DAG instance the order is that LP's on the coflows alone, and the list
@@ -35,6 +36,7 @@ the status, never a schedule from a partial order.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -46,10 +48,17 @@ from coflowopt.params import Params
 from coflowopt.schedule import Schedule
 from coflowopt.schedulers.lp_phases import Phases, value_above
 from coflowopt.schedulers.registry import SolverStopped
-from coflowopt.sim.events import heap_pop, heap_push, iheap_pop, iheap_push, release_successors
+from coflowopt.sim.events import (
+    admission_heap,
+    heap_pop,
+    heap_push,
+    iheap_pop,
+    iheap_push,
+    release_successors,
+)
 from coflowopt.sim.sink import Outcome, RateSink
 
-__all__ = ["ApproximateParams", "LPNotSolved", "list_schedule", "run_approximate"]
+__all__ = ["ApproximateParams", "FlowTimes", "LPNotSolved", "list_schedule", "run_approximate"]
 
 
 class LPNotSolved(SolverStopped, RuntimeError):
@@ -84,6 +93,20 @@ class ApproximateParams(Params):
 
 # -- the list-scheduling kernel ----------------------------------------------------------------
 
+#: what the list-scheduling kernel returns: per flow its ``start``, ``end`` (NaN for a flow
+#: without data) and ``rate`` (0 for a flow without data)
+FlowTimes = namedtuple("FlowTimes", ["start", "end", "rate"])
+
+
+@njit(cache=True, inline="always")
+def _mark(p, dirty, dlist, nd):
+    """Port ``p`` changed at this event (listed once); returns the list's size."""
+    if not dirty[p]:
+        dirty[p] = True
+        dlist[nd] = p
+        nd += 1
+    return nd
+
 
 @njit(cache=True)
 def _head(h, hptr, hn, p, lst, started):
@@ -105,8 +128,12 @@ def _list_schedule(lst, cptr, corder, src, dst, vol, fcof, release, npred, sptr,
     waiting flows (a coflow's flows enter when it becomes eligible), and at an event only the
     heads of the ports whose state changed (freed, or a new waiting flow) are candidates:
     ``O((F + events) log F)`` instead of a scan of the list at every event.  Ports are
-    ``0..m-1`` ingress, ``m..2m-1`` egress.  Returns ``(start, end, rate)`` per flow (NaN
-    and 0 for zero-volume flows)."""
+    ``0..m-1`` ingress, ``m..2m-1`` egress.  Returns :class:`FlowTimes`.
+
+    Admission is the shared skeleton's (:func:`~coflowopt.sim.events.admission_heap`,
+    :func:`~coflowopt.sim.events.release_successors`); time moves without
+    :func:`~coflowopt.sim.events.next_breakpoint`: each flow is one segment at one rate, so
+    the breakpoints are its start and end times, taken after the loop."""
     F = lst.shape[0]
     n = release.shape[0]
     m = cap_in.shape[0]
@@ -135,12 +162,7 @@ def _list_schedule(lst, cptr, corder, src, dst, vol, fcof, release, npred, sptr,
     dlist = np.empty(2 * m, dtype=np.int64)
     nd = 0
     pending = npred.copy()
-    ek = np.empty(n)
-    ev = np.empty(n, dtype=np.int64)
-    ne = 0
-    for c in range(n):
-        if pending[c] == 0:
-            ne = heap_push(ek, ev, ne, release[c], c)
+    ek, ev, ne = admission_heap(pending, release)
     rk = np.empty(F)
     rv = np.empty(F, dtype=np.int64)
     nr = 0
@@ -156,10 +178,7 @@ def _list_schedule(lst, cptr, corder, src, dst, vol, fcof, release, npred, sptr,
                 f = rv[0]
                 nr = heap_pop(rk, rv, nr)
                 for p in (src[f], m + dst[f]):
-                    if not dirty[p]:
-                        dirty[p] = True
-                        dlist[nd] = p
-                        nd += 1
+                    nd = _mark(p, dirty, dlist, nd)
                 c = fcof[f]
                 left[c] -= 1
                 if left[c] == 0:
@@ -174,10 +193,7 @@ def _list_schedule(lst, cptr, corder, src, dst, vol, fcof, release, npred, sptr,
                     if vol[f] > 0.0:
                         for p in (src[f], m + dst[f]):
                             hn[p] = iheap_push(h[hptr[p]:], hn[p], pos[f])
-                            if not dirty[p]:
-                                dirty[p] = True
-                                dlist[nd] = p
-                                nd += 1
+                            nd = _mark(p, dirty, dlist, nd)
                 if left[c] == 0:  # nothing to send
                     done += 1
                     ne = release_successors(c, t, sptr, succ, pending, release, ek, ev, ne)
@@ -217,7 +233,7 @@ def _list_schedule(lst, cptr, corder, src, dst, vol, fcof, release, npred, sptr,
         if tn == np.inf:
             break  # unreachable: something is always running or pending
         t = tn
-    return start, end, rate
+    return FlowTimes(start, end, rate)
 
 
 def list_schedule(instance: Instance, order: Any) -> Schedule:
@@ -236,7 +252,7 @@ def list_schedule(instance: Instance, order: Any) -> Schedule:
     lst = np.lexsort((fpos, rank[inst.flow_coflow])).astype(np.int64)
     pptr, _ = inst.predecessors_ptr
     sptr, succ = inst.successors_ptr
-    start, end, rate = _list_schedule(
+    ft = _list_schedule(
         lst, np.asarray(inst.coflow_flows_ptr, dtype=np.int64),
         np.asarray(inst.coflow_flow_order, dtype=np.int64),
         inst.flow_src.astype(np.int64), inst.flow_dst.astype(np.int64),
@@ -246,6 +262,7 @@ def list_schedule(instance: Instance, order: Any) -> Schedule:
         np.asarray(succ, dtype=np.int64),
         np.ascontiguousarray(inst.fabric.capacity_in, dtype=np.float64),
         np.ascontiguousarray(inst.fabric.capacity_out, dtype=np.float64))
+    start, end, rate = ft.start, ft.end, ft.rate
     run = np.flatnonzero(rate > 0)
     t0 = float(min(0.0, inst.release.min())) if n else 0.0
     if run.size == 0:

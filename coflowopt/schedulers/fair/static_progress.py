@@ -179,13 +179,14 @@ def fast_static_progress(instance: Instance, work_conserving: bool = True,
             sink.stream, stream.state, ctl)
     prepare(run_static_progress_kernel, *args)
     cb, units = progress_target(progress)
-    bps, store, events, pt, pP, status = run_kernel(run_static_progress_kernel, *args,
-                                                    control=ctl, progress=cb, units=units)
-    if status != 0:
+    run = run_kernel(run_static_progress_kernel, *args, control=ctl, progress=cb, units=units)
+    if run.status != 0:
         raise SimulationError("the static-progress engine stalled: active coflows but no "
                               "pending event")
-    meta = {"events": int(events), "engine": "fast",
-            "progress": np.column_stack([pt, pP]).reshape(-1, 2)}
+    meta = {"events": int(run.events), "engine": "fast",
+            "progress": np.column_stack([run.progress_t, run.progress_p]).reshape(-1, 2)}
+    bps, store = run.breakpoints, run.store
+    del run
     if sink.stream:
         stream.finish(bps, store[4], buffer=store[:2])
         return sink.outcome(stream.result(meta))

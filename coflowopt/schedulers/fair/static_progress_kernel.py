@@ -1,6 +1,8 @@
 """The compiled engine of the static-progress baseline
-(:mod:`coflowopt.schedulers.fair.static_progress`; single-stage spec 2.3 and 8.1, [INF];
-leftover [PROP]).
+(:mod:`coflowopt.schedulers.fair.static_progress`): the static-progress (SPS) policy of De
+Pellegrini, Gupta, El Azouzi, Gueye, Richier, Leguay, "Fair Coflow Scheduling via Controlled
+Slowdown", IEEE TPDS 2022 (its constant per-flow floors, constraints (1)-(2), reconstructed
+[INF]) with HUG's equal progress (Chowdhury, Liu, Ghodsi, Stoica, NSDI 2016); leftover [PROP]).
 
 Same model and events as the reference engine (:func:`coflowopt.sim.engine.simulate`): a
 coflow is admitted at its release once every Starts-After predecessor has completed; every
@@ -32,11 +34,14 @@ the segment store of :mod:`coflowopt.sim.segstore`.  ``(t, P)`` of every event i
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from coflowopt._jit import njit
 from coflowopt.sim.events import (
     admission_heap,
+    grow,
     heap_pop,
     indexed_delete,
     indexed_set,
@@ -47,22 +52,13 @@ from coflowopt.sim.kernel import CTL_DONE, CTL_EVENTS, CTL_STATUS, CTL_TIME, sto
 from coflowopt.sim.segstore import CHUNK, new_store, put_segment
 from coflowopt.validate import stream_consume, stream_push
 
-__all__ = ["DONE_FRACTION", "SAME_RATE", "run_static_progress_kernel"]
+__all__ = ["DONE_FRACTION", "SAME_RATE", "StaticProgressResult", "run_static_progress_kernel",
+           "stop_point"]
 
 #: a flow is done when its remaining volume is at most this fraction of its volume
 DONE_FRACTION = 1e-10
 #: a new rate within this fraction of the old one keeps the old (rounding only)
 SAME_RATE = 1e-12
-
-
-@njit(cache=True)
-def _longer(a, n):
-    """``a``, or a copy of twice its size when index ``n`` does not fit."""
-    if n < a.size:
-        return a
-    b = np.empty(2 * a.size, dtype=a.dtype)
-    b[: a.size] = a
-    return b
 
 
 @njit(cache=True, inline="always")
@@ -79,14 +75,242 @@ def _change(f, new, kk, cur, opened, lean, buf_i, buf_d, chunks_i, chunks_d, ns,
     return ns
 
 
+#: what :func:`run_static_progress_kernel` returns (in this order): the breakpoints; the
+#: segment store ``(buf_i, buf_d, chunks_i, chunks_d, n)`` (or the stream buffer and its count
+#: in ``store[4]``); the number of events; ``(t, P)`` of every event; ``status`` 0 done,
+#: 1 stopped, -1 stalled
+StaticProgressResult = namedtuple("StaticProgressResult", [
+    "breakpoints", "store", "events", "progress_t", "progress_p", "status"])
+
+
+@njit(cache=True, inline="always")
+def _result(bps, kk, buf_i, buf_d, chunks_i, chunks_d, ns, n_events, prog_t, prog_p, n_prog,
+            status):
+    return StaticProgressResult(bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns),
+                                n_events, prog_t[:n_prog], prog_p[:n_prog], status)
+
+
+@njit(cache=True, inline="always")
+def stop_point(kctl, t, t0, n_done, n_events):  # belongs in sim/events.py
+    """Publish the loop's progress in the control array of :mod:`coflowopt.sim.kernel` and
+    read the waiting thread's stop flag, once an event; ``True`` (status set to 1): stop."""
+    kctl[CTL_TIME] = t - t0
+    kctl[CTL_DONE] = n_done
+    kctl[CTL_EVENTS] = n_events
+    if stop_requested(kctl):
+        kctl[CTL_STATUS] = 1.0
+        return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _settle(c, t, nlive, active, n_keep, n_done, succ_ptr, succ, n_pred, release, ak, av, na):
+    """Coflow ``c`` with ``nlive[c]`` unfinished flows either completes at ``t`` (its
+    successors become admissible) or stays active at ``active[n_keep]``.  Returns
+    ``(n_keep, n_done, na)``."""
+    if nlive[c] == 0:
+        n_done += 1
+        na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
+    else:
+        active[n_keep] = c
+        n_keep += 1
+    return n_keep, n_done, na
+
+
+# the per-event steps below are plain compiled functions (one call per event): inlined, the
+# helpers they inline (_change, _settle, the heaps) kept their array copies and the kernel
+# spent its time in NRT_incref, over 440 s of CPU on FB2010 and unfinished against 167 s for
+# the whole run with plain steps (single runs, shared 2-core machine)
+
+
+@njit(cache=True)
+def _admit(t, ptr, order, volume, fpair, rem, live, nlive, cnt, pact, ppos, n_pact, active,
+           n_act, n_done, succ_ptr, succ, n_pred, release, ak, av, na):
+    """Admissions at ``t``: each coflow's flows with data become live (their pairs active); a
+    coflow with nothing to send completes on admission.  Returns
+    ``(n_pact, n_act, n_done, na)``."""
+    while na > 0 and ak[0] <= t:
+        c = av[0]
+        na = heap_pop(ak, av, na)
+        k = ptr[c]
+        for i in range(ptr[c], ptr[c + 1]):
+            f = order[i]
+            if volume[f] > 0.0:
+                live[k] = f
+                k += 1
+                rem[f] = volume[f]
+                p = fpair[f]
+                if cnt[p] == 0:
+                    ppos[p] = n_pact
+                    pact[n_pact] = p
+                    n_pact += 1
+                cnt[p] += 1
+        nlive[c] = k - ptr[c]
+        n_act, n_done, na = _settle(c, t, nlive, active, n_act, n_done, succ_ptr, succ, n_pred,
+                                    release, ak, av, na)
+    return n_pact, n_act, n_done, na
+
+
+@njit(cache=True)
+def _progress(m, ptr, src, dst, cap, rem, live, nlive, gam, active, n_act, L, touched, S,
+              sused):
+    """Step 1: ``Gamma_j`` of every active coflow and ``S_l = sum_j d_lj`` on the remaining
+    volumes (ports touched listed in ``sused``).  Returns ``(P, n_s)``."""
+    n_s = 0
+    for a in range(n_act):
+        c = active[a]
+        nt = 0
+        for i in range(ptr[c], ptr[c] + nlive[c]):
+            f = live[i]
+            u = src[f]
+            w = m + dst[f]
+            if L[u] == 0.0:
+                touched[nt] = u
+                nt += 1
+            L[u] += rem[f]
+            if L[w] == 0.0:
+                touched[nt] = w
+                nt += 1
+            L[w] += rem[f]
+        gmax = 0.0
+        for j in range(nt):
+            u = touched[j]
+            gmax = max(gmax, L[u] / cap[u])
+        gam[c] = gmax
+        for j in range(nt):
+            u = touched[j]
+            if S[u] == 0.0:
+                sused[n_s] = u
+                n_s += 1
+            S[u] += (L[u] / cap[u]) / gmax
+            L[u] = 0.0
+    top = 0.0
+    for j in range(n_s):
+        top = max(top, S[sused[j]])
+    return 1.0 / top, n_s
+
+
+@njit(cache=True)
+def _leftover(P, cap, S, sused, n_s, pact, n_pact, cnt, pair_u, pair_w, K, R, deg, fill, adj,
+              pkey, pheap, pwhere, x, frz, wf):
+    """Step 2: per-flow max-min filling of the residuals over the active pairs (water
+    filling; the pair's increment in ``x``).  Returns the new filling stamp ``wf``."""
+    M2 = K.size
+    for j in range(n_s):
+        u = sused[j]
+        R[u] = max(cap[u] - P * cap[u] * S[u], 0.0)
+    deg[:] = 0
+    for j in range(n_pact):
+        p = pact[j]
+        deg[pair_u[p] + 1] += 1
+        deg[pair_w[p] + 1] += 1
+    for u in range(M2):
+        deg[u + 1] += deg[u]
+        fill[u] = deg[u]
+        K[u] = 0.0
+    for j in range(n_pact):
+        p = pact[j]
+        for u in (pair_u[p], pair_w[p]):
+            adj[fill[u]] = p
+            fill[u] += 1
+            K[u] += cnt[p]
+    wf += 1.0
+    nh = 0
+    for j in range(n_s):
+        u = sused[j]
+        nh = indexed_set(pkey, pheap, pwhere, nh, u, R[u] / K[u])
+    while nh > 0:
+        # stale keys are lower bounds (shares only rise as pairs freeze elsewhere)
+        u = pheap[0]
+        if K[u] < 0.5:
+            nh = indexed_delete(pkey, pheap, pwhere, nh, u)
+            continue
+        lev = max(R[u], 0.0) / K[u]
+        if lev > pkey[0]:
+            nh = indexed_set(pkey, pheap, pwhere, nh, u, lev)
+            continue
+        nh = indexed_delete(pkey, pheap, pwhere, nh, u)
+        for j in range(deg[u], deg[u + 1]):
+            p = adj[j]
+            if frz[p] == wf:
+                continue
+            frz[p] = wf
+            x[p] = lev
+            w = pair_w[p] if pair_u[p] == u else pair_u[p]
+            if pwhere[w] >= 0:
+                K[w] -= cnt[p]
+                R[w] -= lev * cnt[p]
+    return wf
+
+
+@njit(cache=True)
+def _rates(P, work_conserving, ptr, fpair, rem, live, nlive, gam, active, n_act, x, kk, cur,
+           opened, lean, buf_i, buf_d, chunks_i, chunks_d, ns, vs, bps):
+    """Step 3: the rates ``g_i (+ x_pq)``, their changes (to the validator or the store), and
+    the time to the first completion at them.  Returns ``(ns, dt)``."""
+    dt = np.inf
+    for a in range(n_act):
+        c = active[a]
+        gc = gam[c]
+        for i in range(ptr[c], ptr[c] + nlive[c]):
+            f = live[i]
+            nr = P * rem[f] / gc
+            if work_conserving:
+                nr += x[fpair[f]]
+            old = cur[f]
+            if nr != old and not (old > 0.0 and abs(nr - old) <= SAME_RATE * old):
+                ns = _change(f, nr, kk, cur, opened, lean, buf_i, buf_d, chunks_i, chunks_d, ns,
+                             vs, bps)
+            r = cur[f]
+            if r > 0.0:
+                dt = min(dt, rem[f] / r)
+    return ns, dt
+
+
+@njit(cache=True)
+def _serve(t, dt, ptr, volume, fpair, rem, live, nlive, cnt, pact, ppos, n_pact, active, n_act,
+           n_done, kk, cur, opened, lean, store, vs, bps, succ_ptr, succ, n_pred, release, ak,
+           av, na):
+    """Step 4: serve ``dt``; finished flows stop at breakpoint ``kk``; finished coflows
+    release their successors (in admission order, as the reference engine).  ``store`` is
+    ``(buf_i, buf_d, chunks_i, chunks_d, ns)``.  Returns ``(ns, n_pact, n_act, n_done, na)``."""
+    buf_i, buf_d, chunks_i, chunks_d, ns = store
+    keep = 0
+    for a in range(n_act):
+        c = active[a]
+        k = ptr[c]
+        for i in range(ptr[c], ptr[c] + nlive[c]):
+            f = live[i]
+            r = rem[f] - cur[f] * dt
+            if r <= DONE_FRACTION * volume[f]:
+                rem[f] = 0.0
+                ns = _change(f, 0.0, kk, cur, opened, lean, buf_i, buf_d, chunks_i, chunks_d,
+                             ns, vs, bps)
+                p = fpair[f]
+                cnt[p] -= 1
+                if cnt[p] == 0:
+                    q = pact[n_pact - 1]
+                    pact[ppos[p]] = q
+                    ppos[q] = ppos[p]
+                    ppos[p] = -1
+                    n_pact -= 1
+            else:
+                rem[f] = r
+                live[k] = f
+                k += 1
+        nlive[c] = k - ptr[c]
+        keep, n_done, na = _settle(c, t, nlive, active, keep, n_done, succ_ptr, succ, n_pred,
+                                   release, ak, av, na)
+    return ns, n_pact, keep, n_done, na
+
+
 @njit(cache=True, nogil=True)
 def run_static_progress_kernel(ptr, order, src, dst, volume, release, n_pred, succ_ptr, succ,
                                cap_in, cap_out, fpair, pair_u, pair_w, work_conserving, t0,
                                lean, vs, kctl):
     """The event loop (module docstring).  ``fpair``: flow -> dense pair id; ``pair_u``,
-    ``pair_w``: the pair's ingress port and ``m`` + egress port.  Returns ``(breakpoints,
-    store, events, progress_t, progress_P, status)``: ``store`` the segment store (or the
-    stream buffer and its count in ``store[4]``), ``status`` 0 done, 1 stopped, -1 stalled."""
+    ``pair_w``: the pair's ingress port and ``m`` + egress port.  Returns a
+    :class:`StaticProgressResult`."""
     C = ptr.size - 1
     F = src.size
     m = cap_in.size
@@ -107,7 +331,6 @@ def run_static_progress_kernel(ptr, order, src, dst, volume, release, n_pred, su
     touched = np.empty(M2, dtype=np.int64)
     S = np.zeros(M2)
     sused = np.empty(M2, dtype=np.int64)
-    n_s = 0
     # pairs: unfinished flows of active coflows, the active list, the leftover increment
     cnt = np.zeros(NP, dtype=np.int64)
     pact = np.empty(max(NP, 1), dtype=np.int64)
@@ -138,193 +361,50 @@ def run_static_progress_kernel(ptr, order, src, dst, volume, release, n_pred, su
     n_done = 0
     n_events = 0
     while n_done < C:
-        kctl[CTL_TIME] = t - t0
-        kctl[CTL_DONE] = n_done
-        kctl[CTL_EVENTS] = n_events
-        if stop_requested(kctl):
-            kctl[CTL_STATUS] = 1.0
-            return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), n_events, \
-                prog_t[:n_prog], prog_p[:n_prog], 1
-        # admissions at t (a coflow with nothing to send completes on admission)
-        while na > 0 and ak[0] <= t:
-            c = av[0]
-            na = heap_pop(ak, av, na)
-            k = ptr[c]
-            for i in range(ptr[c], ptr[c + 1]):
-                f = order[i]
-                if volume[f] > 0.0:
-                    live[k] = f
-                    k += 1
-                    rem[f] = volume[f]
-                    p = fpair[f]
-                    if cnt[p] == 0:
-                        ppos[p] = n_pact
-                        pact[n_pact] = p
-                        n_pact += 1
-                    cnt[p] += 1
-            nlive[c] = k - ptr[c]
-            if nlive[c] == 0:
-                n_done += 1
-                na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
-            else:
-                active[n_act] = c
-                n_act += 1
+        if stop_point(kctl, t, t0, n_done, n_events):
+            return _result(bps, kk, buf_i, buf_d, chunks_i, chunks_d, ns, n_events, prog_t,
+                           prog_p, n_prog, 1)
+        n_pact, n_act, n_done, na = _admit(t, ptr, order, volume, fpair, rem, live, nlive, cnt,
+                                           pact, ppos, n_pact, active, n_act, n_done, succ_ptr,
+                                           succ, n_pred, release, ak, av, na)
         if n_done == C:
             break
         if n_act == 0:
             if na == 0:
-                return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), n_events, \
-                    prog_t[:n_prog], prog_p[:n_prog], -1
+                return _result(bps, kk, buf_i, buf_d, chunks_i, chunks_d, ns, n_events, prog_t,
+                               prog_p, n_prog, -1)
             bps, kk, t, _ = next_breakpoint(bps, kk, t, ak[0])
             continue
         n_events += 1
-        # 1. Gamma_j and S_l = sum_j d_lj on the remaining volumes
-        for a in range(n_act):
-            c = active[a]
-            nt = 0
-            for i in range(ptr[c], ptr[c] + nlive[c]):
-                f = live[i]
-                u = src[f]
-                w = m + dst[f]
-                if L[u] == 0.0:
-                    touched[nt] = u
-                    nt += 1
-                L[u] += rem[f]
-                if L[w] == 0.0:
-                    touched[nt] = w
-                    nt += 1
-                L[w] += rem[f]
-            gmax = 0.0
-            for j in range(nt):
-                u = touched[j]
-                gmax = max(gmax, L[u] / cap[u])
-            gam[c] = gmax
-            for j in range(nt):
-                u = touched[j]
-                if S[u] == 0.0:
-                    sused[n_s] = u
-                    n_s += 1
-                S[u] += (L[u] / cap[u]) / gmax
-                L[u] = 0.0
-        top = 0.0
-        for j in range(n_s):
-            top = max(top, S[sused[j]])
-        P = 1.0 / top
-        prog_t = _longer(prog_t, n_prog)
-        prog_p = _longer(prog_p, n_prog)
+        P, n_s = _progress(m, ptr, src, dst, cap, rem, live, nlive, gam, active, n_act, L,
+                           touched, S, sused)
+        prog_t = grow(prog_t, n_prog)
+        prog_p = grow(prog_p, n_prog)
         prog_t[n_prog] = t
         prog_p[n_prog] = P
         n_prog += 1
-        # 2. the leftover: per-flow max-min filling over the active pairs on the residuals
         if work_conserving:
-            for j in range(n_s):
-                u = sused[j]
-                R[u] = max(cap[u] - P * cap[u] * S[u], 0.0)
-            deg[:] = 0
-            for j in range(n_pact):
-                p = pact[j]
-                deg[pair_u[p] + 1] += 1
-                deg[pair_w[p] + 1] += 1
-            for u in range(M2):
-                deg[u + 1] += deg[u]
-                fill[u] = deg[u]
-                K[u] = 0.0
-            for j in range(n_pact):
-                p = pact[j]
-                for u in (pair_u[p], pair_w[p]):
-                    adj[fill[u]] = p
-                    fill[u] += 1
-                    K[u] += cnt[p]
-            wf += 1.0
-            nh = 0
-            for j in range(n_s):
-                u = sused[j]
-                nh = indexed_set(pkey, pheap, pwhere, nh, u, R[u] / K[u])
-            while nh > 0:
-                # stale keys are lower bounds (shares only rise as pairs freeze elsewhere)
-                u = pheap[0]
-                if K[u] < 0.5:
-                    nh = indexed_delete(pkey, pheap, pwhere, nh, u)
-                    continue
-                lev = max(R[u], 0.0) / K[u]
-                if lev > pkey[0]:
-                    nh = indexed_set(pkey, pheap, pwhere, nh, u, lev)
-                    continue
-                nh = indexed_delete(pkey, pheap, pwhere, nh, u)
-                for j in range(deg[u], deg[u + 1]):
-                    p = adj[j]
-                    if frz[p] == wf:
-                        continue
-                    frz[p] = wf
-                    x[p] = lev
-                    w = pair_w[p] if pair_u[p] == u else pair_u[p]
-                    if pwhere[w] >= 0:
-                        K[w] -= cnt[p]
-                        R[w] -= lev * cnt[p]
+            wf = _leftover(P, cap, S, sused, n_s, pact, n_pact, cnt, pair_u, pair_w, K, R, deg,
+                           fill, adj, pkey, pheap, pwhere, x, frz, wf)
         for j in range(n_s):
             S[sused[j]] = 0.0
-        n_s = 0
-        # 3. the rates, their changes, and the first completion at them
-        dt = np.inf
-        for a in range(n_act):
-            c = active[a]
-            gc = gam[c]
-            for i in range(ptr[c], ptr[c] + nlive[c]):
-                f = live[i]
-                nr = P * rem[f] / gc
-                if work_conserving:
-                    nr += x[fpair[f]]
-                old = cur[f]
-                if nr != old and not (old > 0.0 and abs(nr - old) <= SAME_RATE * old):
-                    ns = _change(f, nr, kk, cur, opened, lean, buf_i, buf_d, chunks_i,
-                                 chunks_d, ns, vs, bps)
-                r = cur[f]
-                if r > 0.0:
-                    dt = min(dt, rem[f] / r)
+        ns, dt = _rates(P, work_conserving, ptr, fpair, rem, live, nlive, gam, active, n_act, x,
+                        kk, cur, opened, lean, buf_i, buf_d, chunks_i, chunks_d, ns, vs, bps)
         if na > 0:
             dt = min(dt, ak[0] - t)
         if not dt < np.inf:
-            return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), n_events, \
-                prog_t[:n_prog], prog_p[:n_prog], -1
+            return _result(bps, kk, buf_i, buf_d, chunks_i, chunks_d, ns, n_events, prog_t,
+                           prog_p, n_prog, -1)
         tn = t + dt
         if tn > t:
             bps, kk, t, _ = next_breakpoint(bps, kk, t, tn)
         elif not dt > 0.0:
-            return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), n_events, \
-                prog_t[:n_prog], prog_p[:n_prog], -1
+            return _result(bps, kk, buf_i, buf_d, chunks_i, chunks_d, ns, n_events, prog_t,
+                           prog_p, n_prog, -1)
         # (a completion closer than one ulp of t is served at t: below the volume atol)
-        # 4. serve dt; finished flows stop at the new breakpoint; finished coflows release
-        # their successors (in admission order, as the reference engine)
-        keep = 0
-        for a in range(n_act):
-            c = active[a]
-            k = ptr[c]
-            for i in range(ptr[c], ptr[c] + nlive[c]):
-                f = live[i]
-                r = rem[f] - cur[f] * dt
-                if r <= DONE_FRACTION * volume[f]:
-                    rem[f] = 0.0
-                    ns = _change(f, 0.0, kk, cur, opened, lean, buf_i, buf_d, chunks_i,
-                                 chunks_d, ns, vs, bps)
-                    p = fpair[f]
-                    cnt[p] -= 1
-                    if cnt[p] == 0:
-                        q = pact[n_pact - 1]
-                        pact[ppos[p]] = q
-                        ppos[q] = ppos[p]
-                        ppos[p] = -1
-                        n_pact -= 1
-                else:
-                    rem[f] = r
-                    live[k] = f
-                    k += 1
-            nlive[c] = k - ptr[c]
-            if nlive[c] == 0:
-                n_done += 1
-                na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
-            else:
-                active[keep] = c
-                keep += 1
-        n_act = keep
-    return bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), n_events, \
-        prog_t[:n_prog], prog_p[:n_prog], 0
+        ns, n_pact, n_act, n_done, na = _serve(
+            t, dt, ptr, volume, fpair, rem, live, nlive, cnt, pact, ppos, n_pact, active, n_act,
+            n_done, kk, cur, opened, lean, (buf_i, buf_d, chunks_i, chunks_d, ns), vs, bps,
+            succ_ptr, succ, n_pred, release, ak, av, na)
+    return _result(bps, kk, buf_i, buf_d, chunks_i, chunks_d, ns, n_events, prog_t, prog_p,
+                   n_prog, 0)

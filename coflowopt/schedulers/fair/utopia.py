@@ -1,17 +1,20 @@
 """Utopia-like (reconstructed): near-optimal average CCT with an isolation guarantee against a
-fair scheme (single-stage spec 8.1, [INF]; CoFair's fairness reference, [CF] ref. [10]).
+fair scheme ([INF]; the fairness reference, ref. [10], of De Pellegrini et al., "Fair Coflow
+Scheduling via Controlled Slowdown", IEEE TPDS 2022).
 
-The paper's mechanism is not available (spec 13.9); only its abstract is: no coflow finishes
+The paper's mechanism is not available; only its abstract is: no coflow finishes
 more than a constant after its CCT under HUG/DRF-style fair sharing.  Our reconstruction
 ([INF], the GPS -> WFQ pattern):
 
 1. **Fair emulation** (virtual fluid system).  Every active coflow ``j`` gets the same
    progress ``P = 1 / max_l sum_{active j} d_lj`` with ``d_lj = (p_lj / B_l) / Gamma_j`` the
-   normalised demand of its *remaining* volumes (spec 2.3; HUG's optimal isolation
-   guarantee), recomputed at arrivals and virtual departures: flow ``i`` of ``j`` runs at
-   ``P v_i(t) / Gamma_j(t)``.  This yields each coflow's fair completion ``C_j^fair``.
-2. **Service** in ascending ``C_j^fair`` with the order-preserving allocator (spec 5.3;
-   ``allocation="greedy"``) or MADD + backfill (``allocation="madd"``).
+   normalised demand of its *remaining* volumes (HUG's optimal isolation guarantee,
+   Chowdhury, Liu, Ghodsi, Stoica, NSDI 2016), recomputed at arrivals and virtual
+   departures: flow ``i`` of ``j`` runs at ``P v_i(t) / Gamma_j(t)``.  This yields each
+   coflow's fair completion ``C_j^fair``.
+2. **Service** in ascending ``C_j^fair`` with the order-preserving allocator (Sincronia,
+   Agarwal et al., SIGCOMM 2018; ``allocation="greedy"``) or MADD + backfill
+   (``allocation="madd"``).
 3. **Report** ``C_j - C_j^fair`` (:func:`isolation_violation`).
 
 Why one fixed priority is exact (and why it is computed in ``O((N + E) M)`` without touching
@@ -44,6 +47,7 @@ Units: the instance's (time and volume per time unit of the fabric's capacities)
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -53,7 +57,7 @@ from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.sim.drive import order_schedule
-from coflowopt.sim.events import heap_pop, heap_push, release_successors
+from coflowopt.sim.events import admission_heap, heap_pop, heap_push, release_successors
 from coflowopt.sim.sink import Outcome, RateSink
 from coflowopt.validate import ValidSchedule
 
@@ -69,10 +73,10 @@ __all__ = [
 
 @dataclass(frozen=True)
 class UtopiaParams(Params):
-    """``allocation``: how the order becomes rates: ``greedy`` (order-preserving greedy, spec
-    5.3; compiled engine, streams) or ``madd`` (MADD + work-conserving backfill, reference
-    engine); ``engine``: ``fast`` (compiled, where the allocation has a kernel) or
-    ``reference``."""
+    """``allocation``: how the order becomes rates: ``greedy`` (order-preserving greedy of
+    Sincronia, SIGCOMM 2018; compiled engine, streams) or ``madd`` (MADD + work-conserving
+    backfill, reference engine); ``engine``: ``fast`` (compiled, where the allocation has a
+    kernel) or ``reference``."""
 
     allocation: Literal["greedy", "madd"] = "greedy"
     engine: Literal["fast", "reference"] = "fast"
@@ -133,22 +137,21 @@ def normalized_demands(instance: Instance) -> tuple[np.ndarray, np.ndarray, np.n
 
 # -- the emulation kernel ----------------------------------------------------------------------
 
+#: what the emulation kernel returns: the fields of :class:`FairEmulation`
+Emulated = namedtuple("Emulated", ["c_fair", "arrival", "tag", "events"])
+
 
 @njit(cache=True)
 def _emulate(release, c0, dptr, dport, dval, n_ports, npred, sptr, succ):
     """The equal-progress fluid system on finish tags (module docstring).  Returns
-    ``(c_fair, arrival, tag, events)``."""
+    :class:`Emulated`.  Admission is the shared skeleton's; time moves by departures on
+    virtual time (no breakpoints are recorded: only each coflow's ``C_j^fair`` is kept)."""
     n = release.shape[0]
     c_fair = np.full(n, np.nan)
     arrival = np.full(n, np.nan)
     tag = np.full(n, np.nan)
     pending = npred.copy()
-    ak = np.empty(n)
-    av = np.empty(n, dtype=np.int64)
-    na = 0
-    for c in range(n):
-        if pending[c] == 0:
-            na = heap_push(ak, av, na, release[c], c)
+    ak, av, na = admission_heap(pending, release)
     dk = np.empty(n)
     dv = np.empty(n, dtype=np.int64)
     nd = 0
@@ -202,7 +205,7 @@ def _emulate(release, c0, dptr, dport, dval, n_ports, npred, sptr, succ):
                 if S[p] > top:
                     top = S[p]
             prog = 1.0 / top
-    return c_fair, arrival, tag, events
+    return Emulated(c_fair, arrival, tag, events)
 
 
 def fair_emulation(instance: Instance) -> FairEmulation:
@@ -215,11 +218,11 @@ def fair_emulation(instance: Instance) -> FairEmulation:
     ptr, port, d, c0 = normalized_demands(inst)
     pptr, _ = inst.predecessors_ptr
     sptr, succ = inst.successors_ptr
-    c_fair, arrival, tag, events = _emulate(
+    em = _emulate(
         np.ascontiguousarray(inst.release, dtype=np.float64), c0, ptr, port, d,
         2 * inst.ports, np.diff(pptr).astype(np.int64), np.asarray(sptr, dtype=np.int64),
         np.asarray(succ, dtype=np.int64))
-    return FairEmulation(c_fair, arrival, tag, int(events))
+    return FairEmulation(em.c_fair, em.arrival, em.tag, int(em.events))
 
 
 def isolation_violation(valid: ValidSchedule) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""The backfilling rule of dag-coflows spec 6.5 ([R]/[P]): the worked example, the event-driven
+"""The backfilling rule of G-DM-BF (Shafiee and Ghaderi, IEEE/ACM ToN 2021, Section VII; our
+reconstruction [R]/[P]): the worked example, the event-driven
 kernel against the slot-by-slot rule on the shared allocator, and "BF never increases a
 completion time"."""
 
@@ -34,7 +35,7 @@ def _setup(seed: int, beta: float = 1.0, **kw):
 
 def test_example4_gdm_bf():
     """Example 4: G-DM-BF completes job0 at 8, job1 at 2, job2 at 4; sum w C = 22 -- against
-    our reconstruction (spec 6.5 [R]/[P])."""
+    our reconstruction of BF ([R]/[P])."""
     inst = example4()
     r = coflowopt.run(inst, "gdm-bf", seed=0)
     assert r.valid.job_completion.tolist() == [8.0, 2.0, 4.0]

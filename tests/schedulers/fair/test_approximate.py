@@ -1,7 +1,7 @@
-"""Shafiee-Ghaderi's "Approximate" (single-stage spec 8.2, [INF]): the list-scheduling rule on
-hand-worked traces, one full-rate segment per flow, Starts-After through eligibility, and the
-factors 4 (releases 0) and 5 (releases) against the ordering LP of :mod:`coflowopt.lp` on
-random instances, every schedule validated.
+"""Shafiee-Ghaderi's "Approximate" (IEEE/ACM ToN 2018, arXiv 1704.08357; [INF]): the
+list-scheduling rule on hand-worked traces, one full-rate segment per flow, Starts-After
+through eligibility, and the factors 4 (releases 0) and 5 (releases) against the ordering LP
+of :mod:`coflowopt.lp` on random instances, every schedule validated.
 
 The list-scheduling details are [INF]: values that depend on them are "against our
 reconstruction"."""

@@ -1,4 +1,5 @@
-"""The static-progress baseline (single-stage spec 2.3, [INF]; leftover stage [PROP]): its
+"""The static-progress baseline (SPS of De Pellegrini et al., IEEE TPDS 2022, constraints
+(1)-(2), [INF]; leftover stage [PROP]): its
 progress against the SPS MILP's ``P*`` (:mod:`coflowopt.lp`), hand-worked slowdowns, the
 static bound ``S_j <= 1 / P*`` without the leftover stage, and validated schedules.
 
@@ -100,7 +101,8 @@ def test_hand_worked_release() -> None:
 def test_progress_is_the_sps_p_star_and_the_static_bound(inst: Instance) -> None:
     """At t = 0 (all releases 0) the progress is ``P*`` of the SPS formulation
     (:func:`coflowopt.lp.static_progress`), and without the leftover stage every coflow
-    meets the SPS consequence ``S_j <= 1 / P*`` (spec 14: SPS => PS with ``E = 1/P0``)."""
+    meets the SPS consequence ``S_j <= 1 / P*`` (SPS => PS with ``E = 1/P0``, De Pellegrini
+    et al., TPDS 2022)."""
     P = static_progress(inst).P_star
     s, v = _run(inst, False)
     assert s.meta["progress"][0, 1] == pytest.approx(P, rel=1e-9)

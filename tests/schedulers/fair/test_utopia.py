@@ -1,6 +1,7 @@
-"""Utopia-like (single-stage spec 8.1, [INF]): the fair emulation against a hand-worked example
-and against a second implementation on the reference engine, the fixed-priority equivalence
-with re-ranking at every event, and validated schedules.
+"""Utopia-like (ref. [10] of De Pellegrini et al., IEEE TPDS 2022; reconstructed [INF]): the
+fair emulation against a hand-worked example and against a second implementation on the
+reference engine, the fixed-priority equivalence with re-ranking at every event, and
+validated schedules.
 
 Every value here depends on the reconstructed mechanism: "against our reconstruction"."""
 
