@@ -24,7 +24,7 @@ Protocol::
 ``step`` returns the time advanced and the number of unfinished jobs during it (released and
 not complete; constant over a step because job releases are epochs too), so the
 Decima-style reward ``r_t = -(t_{k+1} - t_k) * n_jobs`` sums to ``-sum_j JCT_j`` over an
-episode ([PROP]: Decima's reward, Mao et al., SIGCOMM 2019).  The rate changes are recorded
+episode ([C]: Decima's reward, Mao et al., SIGCOMM 2019).  The rate changes are recorded
 as they are made (:meth:`Stepper.changes`), so the episode's schedule can be validated with
 :func:`coflowopt.validate.validate_changes` (:meth:`Stepper.validate`) or stored
 (:meth:`Stepper.schedule`).

@@ -3,14 +3,14 @@
 of its simulations, Section VII; G-DM is its Algorithm 4, Section VI).
 
 The paper names the BF variants and reports their spread over seeds but does not define BF; the
-rule here is our reconstruction [R] with our tie rules [P].  Simulate the base plan slot by
+rule here is our reconstruction [C] with our tie rules [C].  Simulate the base plan slot by
 slot; in slot ``t``:
 
 1. serve the pairs the base plan assigns to slot ``t``, but only for flows with data left (a
    flow already finished by earlier backfilling frees its ports);
 2. then, on the ports still idle, add flows greedily in priority order -- the coflow's rank
    (G-DM: job position in ``sigma``, then the coflow's topological index), then ``(s, r)``
-   lexicographic, then flow position [P] -- if the flow has data left, its coflow and job are
+   lexicographic, then flow position [C] -- if the flow has data left, its coflow and job are
    released (release slot ``<= t``) and every Starts-After predecessor coflow is complete by the
    start of slot ``t``;
 3. completion times come from this simulation, which stops when every unit is sent.
@@ -112,7 +112,7 @@ def _flow_rank(instance: Instance, cprio: np.ndarray) -> np.ndarray:
 def backfill(instance: Instance, base: SlotPlan, priority: np.ndarray, demand: np.ndarray,
              release_slot: np.ndarray, *, engine: Literal["fast", "reference"] = "fast"
              ) -> SlotPlan:
-    """The backfilled plan of ``base`` (BF of G-DM-BF, reconstructed [R]; see the module
+    """The backfilled plan of ``base`` (BF of G-DM-BF, reconstructed [C]; see the module
     docstring).
 
     ``priority``: one rank per coflow, smaller served first (ties: ``(s, r)``, then flow

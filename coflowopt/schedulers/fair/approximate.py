@@ -1,11 +1,11 @@
 """"Approximate": Shafiee and Ghaderi's LP-based deterministic algorithm for weighted CCT
 ("An Improved Bound for Minimizing the Total Weighted Completion Time of Coflows in
 Datacenters", IEEE/ACM ToN 2018, arXiv 1704.08357; LP and list-scheduling details
-reconstructed [INF]; the "Approximate" baseline of DeepWeave, Sun et al., IJCAI 2020).
+reconstructed [C]; the "Approximate" baseline of DeepWeave, Sun et al., IJCAI 2020).
 Recovered: approximation ratio **5** with release dates and **4** when every coflow is
 released at 0, from "an improved LP formulation and a simple list-scheduling policy".
 
-1. **LP** (:func:`coflowopt.lp.ordering_lp`, [INF]): with ``d_lk = p_lk / B_l``::
+1. **LP** (:func:`coflowopt.lp.ordering_lp`, [C]): with ``d_lk = p_lk / B_l``::
 
        min  sum_k w_k f_k
        f_k >= r_k + d_lk                                   every port l, coflow k
@@ -14,8 +14,8 @@ released at 0, from "an improved LP formulation and a simple list-scheduling pol
 
    a relaxation of every (even preemptive, fluid) schedule, so ``LP* <= sum_k w_k C_k``.
 2. **Order** the coflows by the LP values ``f_k`` ascending (ties: position).
-3. **List scheduling of flows** ([INF]): the flows are listed coflow by coflow in that order
-   (inside a coflow by flow position, [PROP]).  At every event (a flow completion, a coflow
+3. **List scheduling of flows** ([C]): the flows are listed coflow by coflow in that order
+   (inside a coflow by flow position, [C]).  At every event (a flow completion, a coflow
    becoming eligible) the list is scanned: a flow of coflow ``k`` starts when ``k`` is
    eligible (time ``>= r_k`` and, on a DAG instance, every Starts-After predecessor of ``k``
    complete) and both its ports are idle and no earlier-listed *waiting* (eligible, not
@@ -71,7 +71,7 @@ class ApproximateParams(Params):
     """``time_limit``: seconds for the ordering LP (the run fails with a one-line error when
     it is not solved to optimality in time); ``backend``: the LP back-end of
     :func:`coflowopt.lp.solve`; ``lp_solver``: HiGHS's method (``highs`` back-end only):
-    ``ipm`` (default, [PROP]: interior point with crossover, 8x faster than HiGHS's own choice
+    ``ipm`` (default, [C]: interior point with crossover, 8x faster than HiGHS's own choice
     on 100 FB2010 coflows released at 0), ``simplex`` or ``choose`` (HiGHS decides);
     ``max_nonzeros``: refuse (one line) an LP with more constraint nonzeros than this, before
     building it (``ports with load x N^2`` for ``N`` coflows; HiGHS's interior point takes

@@ -2,7 +2,7 @@
 (:mod:`coflowopt.schedulers.fair.static_progress`): the static-progress (SPS) policy of De
 Pellegrini, Gupta, El Azouzi, Gueye, Richier, Leguay, "Fair Coflow Scheduling via Controlled
 Slowdown", IEEE TPDS 2022 (its constant per-flow floors, constraints (1)-(2), reconstructed
-[INF]) with HUG's equal progress (Chowdhury, Liu, Ghodsi, Stoica, NSDI 2016); leftover [PROP]).
+[C]) with HUG's equal progress (Chowdhury, Liu, Ghodsi, Stoica, NSDI 2016); leftover [C]).
 
 Same model and events as the reference engine (:func:`coflowopt.sim.engine.simulate`): a
 coflow is admitted at its release once every Starts-After predecessor has completed; every

@@ -1,10 +1,10 @@
 """Utopia-like (reconstructed): near-optimal average CCT with an isolation guarantee against a
-fair scheme ([INF]; the fairness reference, ref. [10], of De Pellegrini et al., "Fair Coflow
+fair scheme ([C]; the fairness reference, ref. [10], of De Pellegrini et al., "Fair Coflow
 Scheduling via Controlled Slowdown", IEEE TPDS 2022).
 
 The paper's mechanism is not available; only its abstract is: no coflow finishes
 more than a constant after its CCT under HUG/DRF-style fair sharing.  Our reconstruction
-([INF], the GPS -> WFQ pattern):
+([C], the GPS -> WFQ pattern):
 
 1. **Fair emulation** (virtual fluid system).  Every active coflow ``j`` gets the same
    progress ``P = 1 / max_l sum_{active j} d_lj`` with ``d_lj = (p_lj / B_l) / Gamma_j`` the
@@ -39,7 +39,7 @@ Starts-After (DAG) instances: in the emulation a coflow arrives at
 ``max(r_j, max_pred C_pred^fair)`` (the fair system's own precedence); the served system
 honours the real predecessors' completions (the engine).  The equivalence above is then exact
 only for single-stage instances: when a real predecessor finishes before its fair completion,
-the successor's tag looks ahead in the emulation ([INF]).
+the successor's tag looks ahead in the emulation ([C]).
 
 Units: the instance's (time and volume per time unit of the fabric's capacities).
 """
@@ -241,7 +241,7 @@ def isolation_violation(valid: ValidSchedule) -> np.ndarray:
 
 def run_utopia(instance: Instance, params: UtopiaParams, sink: RateSink, *, seed: Any = None,
                progress: Any = None) -> Outcome:
-    """Utopia-like (reconstructed, [INF]): serve coflows in ascending fair completion time
+    """Utopia-like (reconstructed, [C]): serve coflows in ascending fair completion time
     ``C_j^fair`` of the equal-progress emulation (:func:`fair_emulation`) with the
     order-preserving allocator.  Deterministic (``seed`` unused).  ``meta["c_fair"]`` holds
     ``C_j^fair`` for :func:`isolation_violation`."""
