@@ -56,7 +56,7 @@ goes to the work-conserving backfill.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from numba import objmode
@@ -71,6 +71,7 @@ from coflowopt.sim.events import (
     admission_heap,
     admission_inputs,
     admit_next,
+    buffer_full,
     grow,
     heap_top,
     iheap_pop,
@@ -103,6 +104,7 @@ from coflowopt.validate import (
     Tolerance,
     ValidSchedule,
     readonly,
+    stream_consume,
 )
 
 __all__ = ["fast_simulate"]
@@ -141,40 +143,24 @@ def _remove(plist, res, cnt, qp, col, p, cap, q):
         res[j] = res[j + 1]
         qp[g, col] = j
     cnt[p] -= 1
+
+
 # -- the engine's steps (each inlined into _run: coflowopt._jit makes that free) --------------
 
-# The arrays a step shares with others travel in these tuples, built once before the loop: a
-# call of an inlined helper takes at most 30 arguments (CPython passes more as one *args tuple,
-# which numba's inliner refuses), and the unpacking costs nothing once inlined.
+# A call of an inlined helper takes at most 30 arguments (CPython passes more as one *args
+# tuple, which numba's inliner refuses).  The steps on the hot path (a rate change, the cascade
+# walk, the completions) take plain arrays: with the arrays in named tuples (read by attribute
+# or unpacked at a step's top) the kernel ran 2.5x slower (FB2010: varys 10 s against 4.0 s,
+# fair 31 s against 4.3 s; reference counting per access), so the cascade walk and the
+# completions, which need more than 30, stay written out in _run.  Cold steps may take tuples.
 
 
-class Rates(NamedTuple):
-    """What a rate change (:func:`_set_rate`) reads and updates."""
+class Crossings(NamedTuple):
+    """D-CLAS: the indexed heap of the active coflows' next threshold crossings."""
 
-    fc: np.ndarray       #: flow -> coflow
-    x: np.ndarray        #: rate
-    rem: np.ndarray      #: remaining volume at time ``tl`` (lazy)
-    tl: np.ndarray
-    opened: np.ndarray   #: breakpoint the rate has held since
-    qkey: np.ndarray     #: completions: indexed heap (keys, flows, slots)
-    qheap: np.ndarray
-    qwhere: np.ndarray
-    csent: np.ndarray    #: per coflow: attained service at ``ctl``, rate ``crate``
-    ctl: np.ndarray
-    crate: np.ndarray
-    retime: np.ndarray   #: coflows whose rate changed (D-CLAS re-times them), flagged
-    flagged: np.ndarray
-
-
-class Sink(NamedTuple):
-    """Where rate changes go: the streaming validator's state ``vs`` and the segment store's
-    buffers (:func:`coflowopt.sim.events.record_rate`)."""
-
-    vs: Any
-    buf_i: np.ndarray
-    buf_d: np.ndarray
-    chunks_i: Any
-    chunks_d: Any
+    tkey: np.ndarray
+    theap: np.ndarray
+    twhere: np.ndarray
 
 
 class Ports(NamedTuple):
@@ -199,14 +185,14 @@ class Ports(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def _set_rate(f, nx, t, kk, rs, lean, sink, ns, bps, nq, n_re):
-    """Change flow ``f``'s rate to ``nx`` at time ``t`` (breakpoint ``kk``): record the change
-    (:func:`coflowopt.sim.events.record_rate`: its segment closes, or ``lean``, it is
-    streamed), bring its remaining volume and its coflow's attained service up to ``t``, and
-    schedule its completion; returns ``(ns, nq, n_re)``.  ``rs``: :class:`Rates`, ``sink``:
-    :class:`Sink`."""
-    fc, x, rem, tl, opened, qkey, qheap, qwhere, csent, ctl, crate, retime, flagged = rs
-    vs, buf_i, buf_d, chunks_i, chunks_d = sink
+def _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, qkey, qheap, qwhere, nq, csent, ctl, crate,
+              retime, n_re, flagged):
+    """Change flow ``f``'s rate to ``nx`` at time ``t`` (breakpoint ``kk``): bring its
+    remaining volume and its coflow's attained service up to ``t``, and schedule its
+    completion; returns ``(nq, n_re)``.  The caller records the change first
+    (:func:`coflowopt.sim.events.record_rate`, called in :func:`_run` itself: inlined one level
+    down, inside this step, its arguments' copies are not forwarded and cost reference counts
+    at each change)."""
     old = x[f]
     v = rem[f] - old * (t - tl[f])
     rem[f] = v if v > 0.0 else 0.0
@@ -219,15 +205,13 @@ def _set_rate(f, nx, t, kk, rs, lean, sink, ns, bps, nq, n_re):
         flagged[c] = True
         retime[n_re] = c
         n_re += 1
-    ns = record_rate(lean, vs, buf_i, buf_d, chunks_i, chunks_d, ns, bps, f, opened[f], kk, old,
-                     nx)
     opened[f] = kk
     x[f] = nx
     if nx > 0.0:
         nq = indexed_set(qkey, qheap, qwhere, nq, f, t + rem[f] / nx)
     else:
         nq = indexed_delete(qkey, qheap, qwhere, nq, f)
-    return ns, nq, n_re
+    return nq, n_re
 
 
 @njit(cache=True, inline="always")
@@ -463,9 +447,7 @@ def _cascade_seed(fin, n_fin, stamp_id, src, dst, r, capg_in, capg_out, ports, q
     from the start) and leave their pairs' chains; a finished head is queued, and its pair's
     next flow enters the port lists as the new head.  Returns ``(nw, n_tin, n_tout)``: the
     walk heap's size and the ports touched so far (``tp_in``, ``tp_out``)."""
-    (lcap, cnt_in, cnt_out, cur_in, cur_out, plist_in, plist_out, res_in, res_out, dcap_in,
-     dcap_out, pm_in, pm_out, tp_in, tp_out) = ports
-    m = cnt_in.size
+    m = ports.cnt_in.size
     nw = 0
     n_new = 0
     n_tin = 0
@@ -473,22 +455,22 @@ def _cascade_seed(fin, n_fin, stamp_id, src, dst, r, capg_in, capg_out, ports, q
     for j in range(n_fin):
         f = fin[j]
         s_, d_ = src[f], dst[f]
-        if pm_in[s_] != stamp_id:
-            pm_in[s_] = stamp_id
-            tp_in[n_tin] = s_
+        if ports.pm_in[s_] != stamp_id:
+            ports.pm_in[s_] = stamp_id
+            ports.tp_in[n_tin] = s_
             n_tin += 1
-        if pm_out[d_] != stamp_id:
-            pm_out[d_] = stamp_id
-            tp_out[n_tout] = d_
+        if ports.pm_out[d_] != stamp_id:
+            ports.pm_out[d_] = stamp_id
+            ports.tp_out[n_tout] = d_
             n_tout += 1
         if r[f] > 0.0:
             capg_in[s_] += r[f]
-            dcap_in[s_] += r[f]
+            ports.dcap_in[s_] += r[f]
             capg_out[d_] += r[f]
-            dcap_out[d_] += r[f]
+            ports.dcap_out[d_] += r[f]
             r[f] = 0.0
-            nw = _start_walk(s_, lcap, cnt_in, cur_in, plist_in, wh, nw)
-            nw = _start_walk(d_, lcap, cnt_out, cur_out, plist_out, wh, nw)
+            nw = _start_walk(s_, ports.lcap, ports.cnt_in, ports.cur_in, ports.plist_in, wh, nw)
+            nw = _start_walk(d_, ports.lcap, ports.cnt_out, ports.cur_out, ports.plist_out, wh, nw)
         # unlink from the pair's chain; a finished head passes the pair to the next
         pr = s_ * m + d_
         if prv[f] != -1:
@@ -511,108 +493,37 @@ def _cascade_seed(fin, n_fin, stamp_id, src, dst, r, capg_in, capg_out, ports, q
         q = pos[g]
         qx[q, 0] = 0.0
         s_, d_ = src[g], dst[g]
-        a = _insert(plist_in, res_in, cnt_in, qp, 0, s_, lcap, q)
-        if a == s_ * lcap:
-            res_in[a] = capg_in[s_]
+        a = _insert(ports.plist_in, ports.res_in, ports.cnt_in, qp, 0, s_, ports.lcap, q)
+        if a == s_ * ports.lcap:
+            ports.res_in[a] = capg_in[s_]
         else:
-            res_in[a] = res_in[a - 1] - qx[plist_in[a - 1], 0]
-        b = _insert(plist_out, res_out, cnt_out, qp, 1, d_, lcap, q)
-        if b == d_ * lcap:
-            res_out[b] = capg_out[d_]
+            ports.res_in[a] = ports.res_in[a - 1] - qx[ports.plist_in[a - 1], 0]
+        b = _insert(ports.plist_out, ports.res_out, ports.cnt_out, qp, 1, d_, ports.lcap, q)
+        if b == d_ * ports.lcap:
+            ports.res_out[b] = capg_out[d_]
         else:
-            res_out[b] = res_out[b - 1] - qx[plist_out[b - 1], 0]
+            ports.res_out[b] = ports.res_out[b - 1] - qx[ports.plist_out[b - 1], 0]
         nw = iheap_push(wh, nw, q)
     return nw, n_tin, n_tout
-
-
-@njit(cache=True, inline="always")
-def _cascade_walk(nw, n_tin, n_tout, n_visits, stamp_id, stamp, ports, cap_in, cap_out, qp, qx,
-                  glist, r, wh, t, kk, rs, lean, sink, ns, bps, nq, n_re):
-    """Cascade, then: visit the queued list positions in priority order; each takes its new
-    greedy share from its ports' changed residuals, and a port is followed to its next flow
-    only while the capacity seen there differs from before.  Returns ``(ns, nq, n_re,
-    n_visits, n_tin, n_tout)``."""
-    (lcap, cnt_in, cnt_out, cur_in, cur_out, plist_in, plist_out, res_in, res_out, dcap_in,
-     dcap_out, pm_in, pm_out, tp_in, tp_out) = ports
-    top = -1
-    while nw > 0 or top >= 0:
-        if top >= 0 and (nw == 0 or top <= wh[0]):
-            q = top
-            top = -1
-        else:
-            q = wh[0]
-            nw = iheap_pop(wh, nw)
-        a = qp[q, 0]
-        if stamp[a] == stamp_id:
-            continue
-        stamp[a] = stamp_id
-        n_visits += 1
-        b = qp[q, 1]
-        s_, d_ = qp[q, 2], qp[q, 3]
-        # written out, as in _cascade_seed: an inlined helper taking the four arrays cost
-        # varys 2 s over the 59 M visits (reference counting per call); with coflowopt._jit's
-        # copy forwarding a helper (_touch at the four sites) still measured 0.65 s slower (6
-        # interleaved runs, 10.1 against 9.4 s), so it stays
-        if pm_in[s_] != stamp_id:
-            pm_in[s_] = stamp_id
-            tp_in[n_tin] = s_
-            n_tin += 1
-        if pm_out[d_] != stamp_id:
-            pm_out[d_] = stamp_id
-            tp_out[n_tout] = d_
-            n_tout += 1
-        res_in[a] += dcap_in[s_]
-        res_out[b] += dcap_out[d_]
-        done = qx[q, 1] != 0.0
-        if done:
-            ne = 0.0
-        else:
-            ne = min(res_in[a], res_out[b])
-            if ne <= TINY * min(cap_in[s_], cap_out[d_]):
-                ne = 0.0
-        eg = qx[q, 0]
-        dx = ne - eg
-        if abs(dx) > TINY * min(cap_in[s_], cap_out[d_]) or (ne == 0.0 and eg != 0.0):
-            qx[q, 0] = ne
-            dcap_in[s_] -= dx
-            dcap_out[d_] -= dx
-            if not done:
-                g = glist[q]
-                ns, nq, n_re = _set_rate(g, r[g] + ne, t, kk, rs, lean, sink, ns, bps, nq, n_re)
-        live_in = abs(dcap_in[s_]) > TINY * cap_in[s_]
-        live_out = abs(dcap_out[d_]) > TINY * cap_out[d_]
-        top, nw = _offer(top, _walk(s_, a, s_ * lcap + cnt_in[s_], live_in, cur_in, plist_in),
-                         wh, nw)
-        top, nw = _offer(top, _walk(d_, b, d_ * lcap + cnt_out[d_], live_out, cur_out,
-                                    plist_out), wh, nw)
-        if not live_in:
-            dcap_in[s_] = 0.0
-        if not live_out:
-            dcap_out[d_] = 0.0
-    return ns, nq, n_re, n_visits, n_tin, n_tout
 
 
 @njit(cache=True, inline="always")
 def _cascade_reset(n_tin, n_tout, ports, fin, n_fin, head, src, dst, pos, qp):
     """Cascade, last: reset the touched ports (so an event costs nothing per idle port), and
     the finished heads leave the port lists."""
-    lcap, tp_in, tp_out, dcap_in, dcap_out = (ports.lcap, ports.tp_in, ports.tp_out,
-                                              ports.dcap_in, ports.dcap_out)
-    cur_in, cur_out, cnt_in, cnt_out = ports.cur_in, ports.cur_out, ports.cnt_in, ports.cnt_out
-    plist_in, plist_out, res_in, res_out = (ports.plist_in, ports.plist_out, ports.res_in,
-                                            ports.res_out)
     for j in range(n_tin):
-        dcap_in[tp_in[j]] = 0.0
-        cur_in[tp_in[j]] = -1
+        ports.dcap_in[ports.tp_in[j]] = 0.0
+        ports.cur_in[ports.tp_in[j]] = -1
     for j in range(n_tout):
-        dcap_out[tp_out[j]] = 0.0
-        cur_out[tp_out[j]] = -1
+        ports.dcap_out[ports.tp_out[j]] = 0.0
+        ports.cur_out[ports.tp_out[j]] = -1
     for j in range(n_fin):
         f = fin[j]
         if head[f]:
             head[f] = False
-            _remove(plist_in, res_in, cnt_in, qp, 0, src[f], lcap, pos[f])
-            _remove(plist_out, res_out, cnt_out, qp, 1, dst[f], lcap, pos[f])
+            _remove(ports.plist_in, ports.res_in, ports.cnt_in, qp, 0, src[f], ports.lcap, pos[f])
+            _remove(ports.plist_out, ports.res_out, ports.cnt_out, qp, 1, dst[f], ports.lcap,
+                    pos[f])
 
 
 @njit(cache=True, inline="always")
@@ -639,53 +550,17 @@ def _retime(n_re, retime, flagged, demotion, active, queue, crate, csent, ctl, t
 
 
 @njit(cache=True, inline="always")
-def _complete(t, tol, kk, rs, lean, sink, ns, bps, nq, n_re, finished, qx, pos, fin, n_fin, left,
-              active, n_done, crossings, nt, track_sent, sent, ptr, order, volume, refull, full,
-              adm, na):
-    """The flows due by ``t`` (within ``tol``) complete; a coflow whose last flow it was
-    completes and releases its Starts-After successors
-    (:func:`coflowopt.sim.events.release_successors`).  Returns ``(ns, nq, n_re, fin, n_fin,
-    n_done, nt, na, full)``; ``refull``: a departure asks for a full recomputation."""
-    fc, rem, qkey, qheap = rs.fc, rs.rem, rs.qkey, rs.qheap
-    tkey, theap, twhere = crossings
-    succ_ptr, succ, n_pred, release, ak, av = adm
-    while nq > 0 and qkey[0] <= t + tol:
-        f = qheap[0]
-        finished[f] = True
-        qx[pos[f], 1] = 1.0
-        ns, nq, n_re = _set_rate(f, 0.0, t, kk, rs, lean, sink, ns, bps, nq, n_re)
-        rem[f] = 0.0
-        fin = grow(fin, n_fin)
-        fin[n_fin] = f
-        n_fin += 1
-        c = fc[f]
-        left[c] -= 1
-        if left[c] == 0:
-            active[c] = False
-            n_done += 1
-            nt = indexed_delete(tkey, theap, twhere, nt, c)
-            if track_sent:
-                for i in range(ptr[c], ptr[c + 1]):
-                    sent[order[i]] = volume[order[i]]
-            if refull:
-                full = True
-            na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
-    return ns, nq, n_re, fin, n_fin, n_done, nt, na, full
-
-
-@njit(cache=True, inline="always")
 def _demote(t, tol, crossings, nt, entry, queue, counter, csent, crate, ctl, norm, thresholds,
             full):
     """D-CLAS threshold crossings due by ``t``: demote, keeping the FIFO order of simultaneous
     ones (Chowdhury and Stoica, SIGCOMM 2015, Section 4: FIFO inside a queue); a demotion asks
     for a full recomputation.  Returns ``(nt, counter, full)``."""
-    tkey, theap, twhere = crossings
     n_thr = thresholds.size
     nmov = 0
     mv = np.empty(0, dtype=np.int64)
-    while nt > 0 and tkey[0] <= t + tol:
-        c = theap[0]
-        nt = indexed_delete(tkey, theap, twhere, nt, c)
+    while nt > 0 and crossings.tkey[0] <= t + tol:
+        c = crossings.theap[0]
+        nt = indexed_delete(crossings.tkey, crossings.theap, crossings.twhere, nt, c)
         mv = grow(mv, nmov)
         mv[nmov] = c
         nmov += 1
@@ -715,7 +590,7 @@ def _demote(t, tol, crossings, nt, entry, queue, counter, csent, crate, ctl, nor
                 full = True
             if not full and q < n_thr and crate[c] > 0.0:
                 tc = t + max(thresholds[q] * norm[c] - csent[c], 0.0) / crate[c]
-                nt = indexed_set(tkey, theap, twhere, nt, c, tc)
+                nt = indexed_set(crossings.tkey, crossings.theap, crossings.twhere, nt, c, tc)
     return nt, counter, full
 
 
@@ -735,14 +610,56 @@ def _retime_all(t, active, csent, crate, ctl, flagged, retime, n_re):
 
 
 @njit(cache=True, inline="always")
-def _close_open(kk, x, opened, lean, sink, ns, bps):
+def _close_open(kk, x, opened, lean, vs, buf_i, buf_d, chunks_i, chunks_d, ns, bps):
     """After the loop: close the segments still open (rate 0 from the last breakpoint)."""
-    vs, buf_i, buf_d, chunks_i, chunks_d = sink
     for f in range(x.size):
         if x[f] > 0.0:
-            ns = record_rate(lean, vs, buf_i, buf_d, chunks_i, chunks_d, ns, bps, f, opened[f],
-                             kk, x[f], 0.0)
+            ns = record_rate(lean, buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, x[f],
+                             0.0)
+            if buffer_full(lean, ns):
+                ns = stream_consume(vs, buf_i, buf_d, ns, bps)
     return ns
+
+
+@njit(cache=True)
+def _new_lists(F, m):
+    """The priority list's and the cascade's arrays, allocated once for :func:`_run` (see its
+    unpacking there for the order)."""
+    # port lists hold only pair heads (see the module docstring): at most one live and one
+    # just-finished head per (ingress, egress) pair, so 2 m + 2 slots per port
+    lcap = 2 * m + 2
+    plist_in = np.empty(m * lcap, dtype=np.int32)  # list positions
+    cnt_in = np.zeros(m, dtype=np.int64)
+    # per list slot: the residual of the port left by the flows before it (ingress, egress),
+    # and the cascade's visit stamp (by ingress slot)
+    res_in = np.zeros(m * lcap)
+    res_out = np.zeros(m * lcap)
+    stamp = np.zeros(m * lcap, dtype=np.int64)
+    plist_out = np.empty(m * lcap, dtype=np.int32)
+    cnt_out = np.zeros(m, dtype=np.int64)
+    head = np.zeros(F, dtype=np.bool_)
+    nxt = np.full(F, -1, dtype=np.int32)  # the pair's chain, in priority order
+    prv = np.full(F, -1, dtype=np.int32)
+    phead = np.full(m * m, -1, dtype=np.int64)
+    plast = np.full(m * m, -1, dtype=np.int64)
+    pmark = np.zeros(m * m, dtype=np.int64)
+    newh = np.empty(m * m, dtype=np.int64)
+    glist = np.empty(F, dtype=np.int32)
+    dcap_in = np.zeros(m)  # cascade: capacity change minus usage change, per port
+    dcap_out = np.zeros(m)
+    cur_in = np.full(m, -1, dtype=np.int64)
+    cur_out = np.full(m, -1, dtype=np.int64)
+    # ports a cascade touched (reset after it, so an event costs nothing per idle port)
+    pm_in = np.zeros(m, dtype=np.int64)
+    pm_out = np.zeros(m, dtype=np.int64)
+    tp_in = np.empty(m, dtype=np.int64)
+    tp_out = np.empty(m, dtype=np.int64)
+    # the cascade's heap of list positions: per port one cursor and one restart, and the
+    # finished and new heads (at most one each per pair)
+    wh = np.empty(4 * m + 2 * m * m + 16, dtype=np.int64)
+    return (lcap, plist_in, cnt_in, res_in, res_out, stamp, plist_out, cnt_out, head, nxt, prv,
+            phead, plast, pmark, newh, glist, dcap_in, dcap_out, cur_in, cur_out, pm_in, pm_out,
+            tp_in, tp_out, wh)
 
 
 class FastRun(NamedTuple):
@@ -808,39 +725,10 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     counter = 0
     capg_in = cap_in.copy()
     capg_out = cap_out.copy()
-    # port lists hold only pair heads (see the module docstring): at most one live and one
-    # just-finished head per (ingress, egress) pair, so 2 m + 2 slots per port
-    lcap = 2 * m + 2
-    plist_in = np.empty(m * lcap, dtype=np.int32)  # list positions
-    cnt_in = np.zeros(m, dtype=np.int64)
-    # per list slot: the residual of the port left by the flows before it (ingress, egress),
-    # and the cascade's visit stamp (by ingress slot)
-    res_in = np.zeros(m * lcap)
-    res_out = np.zeros(m * lcap)
-    stamp = np.zeros(m * lcap, dtype=np.int64)
-    plist_out = np.empty(m * lcap, dtype=np.int32)
-    cnt_out = np.zeros(m, dtype=np.int64)
-    head = np.zeros(F, dtype=np.bool_)
-    nxt = np.full(F, -1, dtype=np.int32)  # the pair's chain, in priority order
-    prv = np.full(F, -1, dtype=np.int32)
-    phead = np.full(m * m, -1, dtype=np.int64)
-    plast = np.full(m * m, -1, dtype=np.int64)
-    pmark = np.zeros(m * m, dtype=np.int64)
-    newh = np.empty(m * m, dtype=np.int64)
-    glist = np.empty(F, dtype=np.int32)
+    (lcap, plist_in, cnt_in, res_in, res_out, stamp, plist_out, cnt_out, head, nxt, prv, phead,
+     plast, pmark, newh, glist, dcap_in, dcap_out, cur_in, cur_out, pm_in, pm_out, tp_in,
+     tp_out, wh) = _new_lists(F, m)
     n_list = 0
-    dcap_in = np.zeros(m)  # cascade: capacity change minus usage change, per port
-    dcap_out = np.zeros(m)
-    cur_in = np.full(m, -1, dtype=np.int64)
-    cur_out = np.full(m, -1, dtype=np.int64)
-    # ports a cascade touched (reset after it, so an event costs nothing per idle port)
-    pm_in = np.zeros(m, dtype=np.int64)
-    pm_out = np.zeros(m, dtype=np.int64)
-    tp_in = np.empty(m, dtype=np.int64)
-    tp_out = np.empty(m, dtype=np.int64)
-    # the cascade's heap of list positions: per port one cursor and one restart, and the
-    # finished and new heads (at most one each per pair)
-    wh = np.empty(4 * m + 2 * m * m + 16, dtype=np.int64)
     # admissions (each coflow once); flow completions and D-CLAS crossings (indexed)
     ak, av, na = admission_heap(n_pred, release)
     qkey = np.empty(F)
@@ -869,15 +757,9 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     n_full = 0
     n_visits = 0
     full = False
-    # the tuples the steps unpack (see Rates): the D-CLAS crossings' indexed heap and the
-    # admission inputs as plain ones
-    rs = Rates(fc, x, rem, tl, opened, qkey, qheap, qwhere, csent, ctl, crate, retime, flagged)
-    sink = Sink(vs, buf_i, buf_d, chunks_i, chunks_d)
     ports = Ports(lcap, cnt_in, cnt_out, cur_in, cur_out, plist_in, plist_out, res_in, res_out,
                   dcap_in, dcap_out, pm_in, pm_out, tp_in, tp_out)
-    crossings = (tkey, theap, twhere)
-    adm = (succ_ptr, succ, n_pred, release, ak, av)
-    refull = departures or not refill
+    crossings = Crossings(tkey, theap, twhere)
     while n_done < C:
         # 1. progress, and the waiting thread's stop flag, once an event
         if progress_or_stop(kctl, t, t0, n_done, n_events):
@@ -920,7 +802,12 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 f = glist[q]
                 nx = r[f] + qx[q, 0]
                 if nx != x[f]:
-                    ns, nq, n_re = _set_rate(f, nx, t, kk, rs, lean, sink, ns, bps, nq, n_re)
+                    ns = record_rate(lean, buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk,
+                                     x[f], nx)
+                    if buffer_full(lean, ns):
+                        ns = stream_consume(vs, buf_i, buf_d, ns, bps)
+                    nq, n_re = _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, qkey, qheap,
+                                         qwhere, nq, csent, ctl, crate, retime, n_re, flagged)
             full = False
         elif n_fin > 0 and refill:
             # ... or the cascade: repair the greedy allocation after flow completions
@@ -928,9 +815,68 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             nw, n_tin, n_tout = _cascade_seed(fin, n_fin, stamp_id, src, dst, r, capg_in,
                                               capg_out, ports, qp, qx, pos, head, prv, nxt, phead,
                                               newh, wh)
-            ns, nq, n_re, n_visits, n_tin, n_tout = _cascade_walk(
-                nw, n_tin, n_tout, n_visits, stamp_id, stamp, ports, cap_in, cap_out, qp, qx,
-                glist, r, wh, t, kk, rs, lean, sink, ns, bps, nq, n_re)
+            # the walk stays written out: it needs some 50 arguments (see above _set_rate)
+            top = -1
+            while nw > 0 or top >= 0:
+                if top >= 0 and (nw == 0 or top <= wh[0]):
+                    q = top
+                    top = -1
+                else:
+                    q = wh[0]
+                    nw = iheap_pop(wh, nw)
+                a = qp[q, 0]
+                if stamp[a] == stamp_id:
+                    continue
+                stamp[a] = stamp_id
+                n_visits += 1
+                b = qp[q, 1]
+                s_, d_ = qp[q, 2], qp[q, 3]
+                # written out, as in _cascade_seed: an inlined helper taking the four arrays
+                # cost varys 2 s over the 59 M visits (reference counting per call); with
+                # coflowopt._jit's copy forwarding a helper (_touch at the four sites) still
+                # measured 0.65 s slower (6 interleaved runs, 10.1 against 9.4 s), so it stays
+                if pm_in[s_] != stamp_id:
+                    pm_in[s_] = stamp_id
+                    tp_in[n_tin] = s_
+                    n_tin += 1
+                if pm_out[d_] != stamp_id:
+                    pm_out[d_] = stamp_id
+                    tp_out[n_tout] = d_
+                    n_tout += 1
+                res_in[a] += dcap_in[s_]
+                res_out[b] += dcap_out[d_]
+                done = qx[q, 1] != 0.0
+                if done:
+                    ne = 0.0
+                else:
+                    ne = min(res_in[a], res_out[b])
+                    if ne <= TINY * min(cap_in[s_], cap_out[d_]):
+                        ne = 0.0
+                eg = qx[q, 0]
+                dx = ne - eg
+                if abs(dx) > TINY * min(cap_in[s_], cap_out[d_]) or (ne == 0.0 and eg != 0.0):
+                    qx[q, 0] = ne
+                    dcap_in[s_] -= dx
+                    dcap_out[d_] -= dx
+                    if not done:
+                        g = glist[q]
+                        ns = record_rate(lean, buf_i, buf_d, chunks_i, chunks_d, ns, g, opened[g],
+                                         kk, x[g], r[g] + ne)
+                        if buffer_full(lean, ns):
+                            ns = stream_consume(vs, buf_i, buf_d, ns, bps)
+                        nq, n_re = _set_rate(g, r[g] + ne, t, kk, fc, x, rem, tl, opened, qkey,
+                                             qheap, qwhere, nq, csent, ctl, crate, retime, n_re,
+                                             flagged)
+                live_in = abs(dcap_in[s_]) > TINY * cap_in[s_]
+                live_out = abs(dcap_out[d_]) > TINY * cap_out[d_]
+                top, nw = _offer(top, _walk(s_, a, s_ * lcap + cnt_in[s_], live_in, cur_in,
+                                            plist_in), wh, nw)
+                top, nw = _offer(top, _walk(d_, b, d_ * lcap + cnt_out[d_], live_out, cur_out,
+                                            plist_out), wh, nw)
+                if not live_in:
+                    dcap_in[s_] = 0.0
+                if not live_out:
+                    dcap_out[d_] = 0.0
             _cascade_reset(n_tin, n_tout, ports, fin, n_fin, head, src, dst, pos, qp)
         n_fin = 0
         nt = _retime(n_re, retime, flagged, demotion, active, queue, crate, csent, ctl, t,
@@ -943,18 +889,40 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             return FastRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns),
                            STALLED, n_events, n_full, n_visits)
         bps, kk, t, tol = next_breakpoint(bps, kk, t, tn)
-        # 5. flow and coflow completions
-        ns, nq, n_re, fin, n_fin, n_done, nt, na, full = _complete(
-            t, tol, kk, rs, lean, sink, ns, bps, nq, n_re, finished, qx, pos, fin, n_fin, left,
-            active, n_done, crossings, nt, track_sent, sent, ptr, order, volume, refull, full,
-            adm, na)
+        # 5. flow and coflow completions (written out, as the cascade walk)
+        while nq > 0 and qkey[0] <= t + tol:
+            f = qheap[0]
+            finished[f] = True
+            qx[pos[f], 1] = 1.0
+            ns = record_rate(lean, buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, x[f],
+                             0.0)
+            if buffer_full(lean, ns):
+                ns = stream_consume(vs, buf_i, buf_d, ns, bps)
+            nq, n_re = _set_rate(f, 0.0, t, kk, fc, x, rem, tl, opened, qkey, qheap, qwhere, nq,
+                                 csent, ctl, crate, retime, n_re, flagged)
+            rem[f] = 0.0
+            fin = grow(fin, n_fin)
+            fin[n_fin] = f
+            n_fin += 1
+            c = fc[f]
+            left[c] -= 1
+            if left[c] == 0:
+                active[c] = False
+                n_done += 1
+                nt = indexed_delete(tkey, theap, twhere, nt, c)
+                if track_sent:
+                    for i in range(ptr[c], ptr[c + 1]):
+                        sent[order[i]] = volume[order[i]]
+                if departures or not refill:
+                    full = True  # a departure asks for a full recomputation
+                na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
         # 6. D-CLAS threshold crossings (a demotion re-times every active coflow)
         if demotion:
             nt, counter, full = _demote(t, tol, crossings, nt, entry, queue, counter, csent,
                                         crate, ctl, norm, thresholds, full)
             if full:
                 n_re = _retime_all(t, active, csent, crate, ctl, flagged, retime, n_re)
-    ns = _close_open(kk, x, opened, lean, sink, ns, bps)
+    ns = _close_open(kk, x, opened, lean, vs, buf_i, buf_d, chunks_i, chunks_d, ns, bps)
     return FastRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns), DONE,
                    n_events, n_full, n_visits)
 

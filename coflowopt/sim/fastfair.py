@@ -40,7 +40,7 @@ scan, pair completions) as inlined helpers.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -54,6 +54,7 @@ from coflowopt.sim.events import (
     admission_heap,
     admission_inputs,
     admit_next,
+    buffer_full,
     heap_pop,
     heap_push,
     heap_top,
@@ -74,11 +75,13 @@ from coflowopt.sim.kernel import (
     progress_target,
     run_kernel,
 )
-from coflowopt.sim.segstore import SegmentStore, gather_segments, new_store, put_segment
+from coflowopt.sim.segstore import CHUNK, SegmentStore, gather_segments, new_store, put_segment
 from coflowopt.validate import (
     StreamValidator,
     Tolerance,
     ValidSchedule,
+    group_consume,
+    group_push,
     readonly,
 )
 
@@ -119,131 +122,20 @@ def _drop(items, where, n, x):
 
 # -- the loop's steps (each inlined into _run_fair: coflowopt._jit makes that free) -----------
 
-# The arrays the steps share travel in these tuples, built once before the loop: a call of an
-# inlined helper takes at most 30 arguments (CPython passes more as one *args tuple, which
-# numba's inliner refuses), and the unpacking costs nothing once inlined.
-
-
-class Pairs(NamedTuple):
-    """Per pair (numbered densely): its flows, rate row, due time, ports and heap of targets
-    (see :func:`_run_fair`)."""
-
-    cnt: np.ndarray      #: active flows
-    opened: np.ndarray   #: breakpoint the rate has held since (stored form only)
-    pr: np.ndarray       #: ``[P, 4]`` rows: rate, service S at ts, ts, first target tmin
-    due: np.ndarray      #: due time of the next completion (NaN: to recompute)
-    bmin: np.ndarray     #: per block of 64 pairs: the smallest due time, and whether stale
-    bdirty: np.ndarray
-    pport: np.ndarray    #: ports packed in one int32 (idle: twice the idle port 2 m)
-    mark: np.ndarray     #: pairs step 4 looks at (bytes; ``mark8``: eight at a time)
-    mark8: np.ndarray
-    hsize: np.ndarray    #: heap of targets: ``pstart[p] .. + hsize`` of htarget, hflow
-    htarget: np.ndarray
-    hflow: np.ndarray
-    pstart: np.ndarray
-    act: np.ndarray      #: active pairs (unordered list with positions apos)
-    apos: np.ndarray
-    slot: np.ndarray     #: ``[P, 2]``: the pair's slot in its ingress and egress rows
-    dues: np.ndarray     #: the pairs due next
-
-
-class FairPorts(NamedTuple):
-    """Per port (egress ``d`` as ``m + d``): its active pairs and the water filling's state."""
-
-    adj: np.ndarray      #: ``[2 m, m]``: active pairs, their other port, their flow counts
-    adjw: np.ndarray
-    adjc: np.ndarray
-    deg: np.ndarray
-    kport: np.ndarray    #: active flows
-    cap: np.ndarray
-    busy: np.ndarray     #: ports with active flows (unordered list with positions bpos)
-    bpos: np.ndarray
-    R: np.ndarray        #: filling: residual capacity and unfrozen flows
-    K: np.ndarray
-    plev: np.ndarray     #: the level each port froze at, its place in the order (``2 m + 1``)
-    pord: np.ndarray
-    oldlev: np.ndarray   #: the level at the last filling (NaN: was idle)
-    pkey: np.ndarray     #: indexed heap of ports by share
-    pheap: np.ndarray
-    pwhere: np.ndarray
-    live: np.ndarray     #: 1.0 while the port is in the heap
-
-
-class Sink(NamedTuple):
-    """Where rate changes go: the streaming validator's state and groups, the segment store's
-    buffers (:func:`coflowopt.sim.events.record_group_rate`)."""
-
-    vs: Any
-    vg: Any
-    buf_i: np.ndarray
-    buf_d: np.ndarray
-    chunks_i: Any
-    chunks_d: Any
+# A call of an inlined helper takes at most 30 arguments (CPython passes more as one *args
+# tuple, which numba's inliner refuses).  The hot steps (water filling: 619 M pair visits on
+# FB2010; the pair rates; the due scan) take plain arrays: with the arrays in named tuples the
+# kernel took 31 s against 4.3 s (reference counting per access).  The steps per admitted
+# coflow and per completion need more and stay written out in _run_fair.
 
 
 @njit(cache=True, inline="always")
-def _admit_flows(c, t, kk, ptr, order, volume, src, dst, fpair, left, join, pairs, ports, n_act,
-                 n_busy, lean, sink, ns, bps):
-    """Admission of coflow ``c``: each of its flows joins its pair (a pair's first flow makes
-    it active, in its ports' rows) with target ``S + volume``.  Returns ``(n_act, n_busy,
-    ns)``."""
-    cnt, pr, pport, act, apos, slot = (pairs.cnt, pairs.pr, pairs.pport, pairs.act, pairs.apos,
-                                       pairs.slot)
-    hsize, htarget, hflow, pstart = pairs.hsize, pairs.htarget, pairs.hflow, pairs.pstart
-    adj, adjw, adjc, deg, kport = ports.adj, ports.adjw, ports.adjc, ports.deg, ports.kport
-    busy, bpos, oldlev = ports.busy, ports.bpos, ports.oldlev
-    m = deg.size // 2
-    for i in range(ptr[c], ptr[c + 1]):
-        f = order[i]
-        if volume[f] <= 0.0:
-            continue
-        left[c] += 1
-        p = fpair[f]
-        pr[p, _S] += pr[p, _RATE] * (t - pr[p, _TS])
-        pr[p, _TS] = t
-        u, w = np.int64(src[f]), m + np.int64(dst[f])
-        if cnt[p] == 0:
-            pport[p] = np.int32(u | w << 16)
-            apos[p] = n_act
-            act[n_act] = p
-            n_act += 1
-            for side in range(2):
-                x, y = (u, w) if side == 0 else (w, u)
-                slot[p, side] = deg[x]
-                adj[x, deg[x]] = p
-                adjw[x, deg[x]] = y
-                deg[x] += 1
-        cnt[p] += 1
-        adjc[u, slot[p, 0]] = cnt[p]
-        adjc[w, slot[p, 1]] = cnt[p]
-        for x in (u, w):
-            kport[x] += 1
-            if bpos[x] < 0:
-                bpos[x] = n_busy
-                busy[n_busy] = x
-                n_busy += 1
-                oldlev[x] = np.nan
-        join[f] = kk
-        # joins its pair's rate group (streamed); the pair's new rate follows in step 4
-        ns = record_member(lean, sink.vs, sink.vg, sink.buf_i, sink.buf_d, ns, bps, f, kk, p)
-        hsize[p] = heap_push(htarget[pstart[p]:pstart[p + 1]], hflow[pstart[p]:pstart[p + 1]],
-                             hsize[p], pr[p, _S] + volume[f], f)
-        pr[p, _TMIN] = htarget[pstart[p]]
-        pairs.due[p] = np.nan
-        pairs.mark[p] = 1
-    return n_act, n_busy, ns
-
-
-@njit(cache=True, inline="always")
-def _fill(n_busy, ports):
+def _fill(n_busy, busy, cap, kport, R, K, plev, pord, live, deg, adjw, adjc, pkey, pheap,
+          pwhere):
     """Max-min fair levels by water filling over the busy ports: a pair's level is that of the
     first of its two ports to freeze (a port freezes all its pairs not yet frozen), so the
     filling records each port's level and freeze number and writes nothing per pair.  Returns
     whether the ports froze at nondecreasing levels."""
-    busy, cap, kport, R, K = ports.busy, ports.cap, ports.kport, ports.R, ports.K
-    plev, pord, live, deg, adjw, adjc = (ports.plev, ports.pord, ports.live, ports.deg,
-                                         ports.adjw, ports.adjc)
-    pkey, pheap, pwhere = ports.pkey, ports.pheap, ports.pwhere
     m2 = deg.size
     nh = 0
     for j in range(n_busy):
@@ -291,63 +183,13 @@ def _fill(n_busy, ports):
 
 
 @njit(cache=True, inline="always")
-def _pair_rates(t, kk, both, n_busy, pairs, ports, lean, sink, ns, bps):
-    """The pairs whose rate changed record the change (:func:`coflowopt.sim.events.
-    record_group_rate`), and a marked pair's due time is recomputed.  ``both``: this filling
-    and the last froze at nondecreasing levels, so only the pairs of ports whose level changed
-    and the pairs already marked (their flows changed) can have a new rate (FB2010: 32 of 257
-    ports an event, their 4,400 pairs against 21,608); else every pair.  Returns ``ns``."""
-    pr, due, pport, mark, mark8, bdirty, opened = (pairs.pr, pairs.due, pairs.pport, pairs.mark,
-                                                   pairs.mark8, pairs.bdirty, pairs.opened)
-    busy, deg, adj, plev, pord, oldlev = (ports.busy, ports.deg, ports.adj, ports.plev,
-                                          ports.pord, ports.oldlev)
-    P = pr.shape[0]
-    for j in range(n_busy):
-        u = busy[j]
-        if both and plev[u] != oldlev[u]:
-            for i in range(deg[u]):
-                mark[adj[u, i]] = 1
-        oldlev[u] = plev[u]
-    if not both:
-        mark[:P] = 1
-    for b in range(mark8.size):
-        if mark8[b] == 0:
-            continue
-        for p in range(8 * b, 8 * b + 8):
-            if mark[p] == 0:
-                continue
-            mark[p] = 0
-            u, w = pport[p] & 0xFFFF, pport[p] >> 16
-            nr = plev[u] if pord[u] < pord[w] else plev[w]
-            if nr != pr[p, _RATE]:
-                pr[p, _S] += pr[p, _RATE] * (t - pr[p, _TS])
-                pr[p, _TS] = t
-                # one change for the pair's flows (a rate group of the validator)
-                ns = record_group_rate(lean, sink.vs, sink.vg, sink.buf_i, sink.buf_d,
-                                       sink.chunks_i, sink.chunks_d, ns, bps, p, opened[p], kk,
-                                       pr[p, _RATE], nr)
-                if not lean:  # (opened is the stored form's alone: one line less per change)
-                    opened[p] = kk
-                pr[p, _RATE] = nr
-                due[p] = np.nan
-            if due[p] != due[p]:
-                d = np.inf
-                if pr[p, _RATE] > 0.0:
-                    d = pr[p, _TS] + max(pr[p, _TMIN] - pr[p, _S], 0.0) / pr[p, _RATE]
-                due[p] = d
-                bdirty[p >> 6] = 1
-    return ns
-
-
-@njit(cache=True, inline="always")
-def _next_due(n_act, pairs):
+def _next_due(n_act, due, bmin, bdirty, dues, apos):
     """The next completion: the smallest due time (each block of 64 pairs keeps its smallest,
     renewed when one of its due times changed), then the pairs within 1e-12 relative of it
     (kept in ``dues`` so that step 6 need not scan again), in pair order when most pairs are
     active and in active-list order else, as a scan in that order finds them (one pass over all
     pairs keeping candidates as they came took 2.0 s of an 11 s run on FB2010; two passes over
     all pairs 0.9-1.3 s).  Returns ``(tq, n_due)``."""
-    due, bmin, bdirty, dues, apos = pairs.due, pairs.bmin, pairs.bdirty, pairs.dues, pairs.apos
     P = due.size
     nb = bmin.size
     for bk in range(nb):
@@ -375,112 +217,6 @@ def _next_due(n_act, pairs):
     return tq, n_due
 
 
-@njit(cache=True, inline="always")
-def _leave_pair(p, u, w, pairs, ports, n_act, kk, lean, sink, ns, bps):
-    """Pair ``p`` has no active flow left: it leaves the active list and its ports' rows (swap
-    with last), and its last segment closes now (it restarts at rate 0 if flows come back).
-    Returns ``(n_act, ns)``."""
-    adj, adjw, adjc, deg = ports.adj, ports.adjw, ports.adjc, ports.deg
-    slot, pr, opened = pairs.slot, pairs.pr, pairs.opened
-    m = deg.size // 2
-    n_act = _drop(pairs.act, pairs.apos, n_act, p)
-    pairs.pport[p] = np.int32(2 * m | (2 * m) << 16)
-    for side in range(2):
-        x = u if side == 0 else w
-        i = slot[p, side]
-        last = deg[x] - 1
-        q = adj[x, last]
-        adj[x, i] = q
-        adjw[x, i] = adjw[x, last]
-        adjc[x, i] = adjc[x, last]
-        slot[q, side] = i
-        deg[x] = last
-    ns = record_group_rate(lean, sink.vs, sink.vg, sink.buf_i, sink.buf_d, sink.chunks_i,
-                           sink.chunks_d, ns, bps, p, opened[p], kk, pr[p, _RATE], 0.0)
-    if not lean:
-        opened[p] = kk
-    pr[p, _RATE] = 0.0
-    return n_act, ns
-
-
-@njit(cache=True, inline="always")
-def _complete(t, tol, kk, n_due, pairs, ports, n_act, n_busy, fc, src, dst, left, n_done,
-              done_at, adm, na, lean, sink, ns, bps):
-    """Flow completions: the pairs whose first target is reached (a superset of them was kept
-    by :func:`_next_due`: every due time within ``tol`` of ``t`` is within its slack of the
-    smallest) complete their flows due by now; a coflow whose last flow it was releases its
-    Starts-After successors (:func:`coflowopt.sim.events.release_successors`).  Returns
-    ``(n_act, n_busy, n_done, na, ns)``."""
-    due, dues, pr, cnt, hsize, htarget, hflow, pstart = (pairs.due, pairs.dues, pairs.pr,
-                                                         pairs.cnt, pairs.hsize, pairs.htarget,
-                                                         pairs.hflow, pairs.pstart)
-    adjc, kport, busy, bpos = ports.adjc, ports.kport, ports.busy, ports.bpos
-    slot = pairs.slot
-    succ_ptr, succ, n_pred, release, ak, av = adm
-    m = ports.deg.size // 2
-    n_keep = 0
-    for j in range(n_due):
-        p = dues[j]
-        if due[p] <= t + tol:
-            dues[n_keep] = p
-            n_keep += 1
-    for j in range(n_keep):
-        p = dues[j]
-        pr[p, _S] += pr[p, _RATE] * (t - pr[p, _TS])
-        pr[p, _TS] = t
-        a = pstart[p]
-        # the pair's first target is due by the event rule (its time is within tol of t) even
-        # when the rounding of S leaves it a hair short; others go with it when their targets
-        # are equal to rounding
-        vt = pr[p, _S] + 1e-14 * max(1.0, abs(pr[p, _S]))
-        first = True
-        while hsize[p] > 0 and (first or htarget[a] <= vt):
-            first = False
-            f = hflow[a]
-            hsize[p] = heap_pop(htarget[a:pstart[p + 1]], hflow[a:pstart[p + 1]], hsize[p])
-            done_at[f] = kk
-            ns = record_member(lean, sink.vs, sink.vg, sink.buf_i, sink.buf_d, ns, bps, f, kk,
-                               -1)
-            cnt[p] -= 1
-            u, w = np.int64(src[f]), m + np.int64(dst[f])
-            adjc[u, slot[p, 0]] = cnt[p]
-            adjc[w, slot[p, 1]] = cnt[p]
-            for x in (u, w):
-                kport[x] -= 1
-                if kport[x] == 0:
-                    n_busy = _drop(busy, bpos, n_busy, x)
-            if cnt[p] == 0:
-                n_act, ns = _leave_pair(p, u, w, pairs, ports, n_act, kk, lean, sink, ns, bps)
-            c = fc[f]
-            left[c] -= 1
-            if left[c] == 0:
-                n_done += 1
-                na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
-        pr[p, _TMIN] = htarget[a] if hsize[p] > 0 else np.inf
-        due[p] = np.nan
-        pairs.mark[p] = 1
-    return n_act, n_busy, n_done, na, ns
-
-
-@njit(cache=True, inline="always")
-def _close_open(kk, pairs, lean, sink, ns, bps):
-    """After the loop: the pairs still serving flows close (stored: the pair's segment;
-    streamed: its flows leave the group; the grouped stream closes membership, not rates, so
-    this is not :func:`coflowopt.sim.events.record_group_rate`)."""
-    cnt, pr, opened, hsize, hflow, pstart = (pairs.cnt, pairs.pr, pairs.opened, pairs.hsize,
-                                             pairs.hflow, pairs.pstart)
-    for p in range(cnt.size):
-        if cnt[p] > 0 and pr[p, _RATE] > 0.0:
-            if lean:
-                for i in range(pstart[p], pstart[p] + hsize[p]):
-                    ns = record_member(lean, sink.vs, sink.vg, sink.buf_i, sink.buf_d, ns, bps,
-                                       hflow[i], kk, -1)
-            else:
-                ns = put_segment(sink.buf_i, sink.buf_d, sink.chunks_i, sink.chunks_d, ns, p,
-                                 opened[p], kk, pr[p, _RATE])
-    return ns
-
-
 class FairRun(NamedTuple):
     """What :func:`_run_fair` returns."""
 
@@ -490,6 +226,37 @@ class FairRun(NamedTuple):
     done_at: np.ndarray      #: per flow: the breakpoint of its completion (-1: none)
     status: int              #: :data:`~coflowopt.sim.events.DONE`, ``STALLED`` or ``STOPPED``
     events: int              #: events processed
+
+
+@njit(cache=True, inline="always")
+def _due_by(dues, n_due, due, lim):
+    """Keep the pairs of ``dues[:n_due]`` due by ``lim`` (in order); returns their number."""
+    n_keep = 0
+    for j in range(n_due):
+        p = dues[j]
+        if due[p] <= lim:
+            dues[n_keep] = p
+            n_keep += 1
+    return n_keep
+
+
+@njit(cache=True, inline="always")
+def _close_pairs(kk, cnt, pr, pstart, hsize, hflow, opened, lean, vs, vg, buf_i, buf_d, chunks_i,
+                 chunks_d, ns, bps):
+    """After the loop: the pairs still serving flows close at breakpoint ``kk`` (stored: the
+    pair's segment; streamed: its flows leave the group, as the grouped stream closes
+    membership, not the group's rate).  Returns ``ns``."""
+    for p in range(cnt.size):
+        if cnt[p] > 0 and pr[p, _RATE] > 0.0:
+            if lean:
+                for i in range(pstart[p], pstart[p] + hsize[p]):
+                    ns = record_member(lean, buf_i, buf_d, ns, hflow[i], kk, -1)
+                    if buffer_full(lean, ns):
+                        ns = group_consume(vs, vg, buf_i, buf_d, ns, bps)
+            else:
+                ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk,
+                                 pr[p, _RATE])
+    return ns
 
 
 @njit(cache=True, nogil=True)
@@ -518,7 +285,8 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     nb = (P + 63) >> 6
     bmin = np.full(nb, np.inf)
     bdirty = np.zeros(nb, dtype=np.uint8)
-    pport = np.full(P, np.int32(2 * m | (2 * m) << 16), dtype=np.int32)
+    idle = np.int32(2 * m | (2 * m) << 16)
+    pport = np.full(P, idle, dtype=np.int32)
     # the pairs step 4 looks at, one byte each, read eight at a time: marked in any order,
     # visited in pair order (visited in the order marked, the pairs' state and the validator's
     # groups were read out of order: 1.8 s slower on FB2010)
@@ -537,12 +305,9 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     adjw = np.empty((2 * m, m), dtype=np.int32)
     adjc = np.empty((2 * m, m), dtype=np.float32)  # exact: counts below 2**24
     deg = np.zeros(2 * m, dtype=np.int64)
-    slot = np.zeros((P, 2), dtype=np.int64)  # the pair's slot in its ingress and egress rows
     kport = np.zeros(2 * m, dtype=np.int64)  # active flows per port
-    cap = np.concatenate((cap_in, cap_out))
     busy = np.empty(2 * m, dtype=np.int64)  # ports with active flows (egress d as m + d)
     bpos = np.full(2 * m, -1, dtype=np.int64)
-    n_busy = 0
     # water filling
     R = np.empty(2 * m)
     K = np.zeros(2 * m)
@@ -550,11 +315,14 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     pord = np.zeros(2 * m + 1, dtype=np.int64)  # and its place in the freezing order
     plev[2 * m] = 0.0  # the idle port of the pairs with no active flow
     oldlev = np.full(2 * m, np.nan)  # the level at the last filling (NaN: was idle)
-    mono_before = False  # whether the last filling froze its ports at nondecreasing levels
     pkey = np.empty(2 * m)
     pheap = np.empty(2 * m, dtype=np.int64)
     pwhere = np.full(2 * m, -1, dtype=np.int64)
     live = np.zeros(2 * m)  # 1.0 while the port is in the heap (pwhere >= 0), else 0.0
+    slot = np.zeros((P, 2), dtype=np.int64)  # the pair's slot in its ingress and egress rows
+    cap = np.concatenate((cap_in, cap_out))
+    n_busy = 0
+    mono_before = False  # whether the last filling froze its ports at nondecreasing levels
     # events: admissions (each coflow once), next completion per pair
     ak, av, na = admission_heap(n_pred, release)
     dues = np.empty(P, dtype=np.int64)
@@ -569,49 +337,177 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     t = t0
     n_done = 0
     n_events = 0
-    pairs = Pairs(cnt, opened, pr, due, bmin, bdirty, pport, mark, mark8, hsize, htarget, hflow,
-                  pstart, act, apos, slot, dues)
-    ports = FairPorts(adj, adjw, adjc, deg, kport, cap, busy, bpos, R, K, plev, pord, oldlev,
-                      pkey, pheap, pwhere, live)
-    sink = Sink(vs, vg, buf_i, buf_d, chunks_i, chunks_d)
-    adm = (succ_ptr, succ, n_pred, release, ak, av)
     while n_done < C:
         # 1. progress, and the waiting thread's stop flag, once an event
         if progress_or_stop(kctl, t, t0, n_done, n_events):
             return FairRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns), join,
                            done_at, STOPPED, n_events)
         n_events += 1
-        # 2. admissions at t
+        # 2. admissions at t (written out, as the completions below: see the note above)
         while True:
             c, na = admit_next(ak, av, na, t)
             if c < 0:
                 break
-            n_act, n_busy, ns = _admit_flows(c, t, kk, ptr, order, volume, src, dst, fpair, left,
-                                             join, pairs, ports, n_act, n_busy, lean, sink, ns,
-                                             bps)
+            for i in range(ptr[c], ptr[c + 1]):
+                f = order[i]
+                if volume[f] <= 0.0:
+                    continue
+                left[c] += 1
+                p = fpair[f]
+                pr[p, _S] += pr[p, _RATE] * (t - pr[p, _TS])
+                pr[p, _TS] = t
+                u, w = np.int64(src[f]), m + np.int64(dst[f])
+                if cnt[p] == 0:
+                    pport[p] = np.int32(u | w << 16)
+                    apos[p] = n_act
+                    act[n_act] = p
+                    n_act += 1
+                    for side in range(2):
+                        x, y = (u, w) if side == 0 else (w, u)
+                        slot[p, side] = deg[x]
+                        adj[x, deg[x]] = p
+                        adjw[x, deg[x]] = y
+                        deg[x] += 1
+                cnt[p] += 1
+                adjc[u, slot[p, 0]] = cnt[p]
+                adjc[w, slot[p, 1]] = cnt[p]
+                for x in (u, w):
+                    kport[x] += 1
+                    if bpos[x] < 0:
+                        bpos[x] = n_busy
+                        busy[n_busy] = x
+                        n_busy += 1
+                        oldlev[x] = np.nan
+                join[f] = kk
+                ns = record_member(lean, buf_i, buf_d, ns, f, kk, p)
+                if buffer_full(lean, ns):
+                    ns = group_consume(vs, vg, buf_i, buf_d, ns, bps)
+                hsize[p] = heap_push(htarget[pstart[p]:pstart[p + 1]],
+                                     hflow[pstart[p]:pstart[p + 1]], hsize[p],
+                                     pr[p, _S] + volume[f], f)
+                pr[p, _TMIN] = htarget[pstart[p]]
+                due[p] = np.nan
+                mark[p] = 1
             if left[c] == 0:
                 n_done += 1
                 na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
         if n_done == C:
             break
         # 3. max-min fair rates by water filling over the ports
-        mono = _fill(n_busy, ports)
-        # 4. the pairs whose rate changed record it
-        ns = _pair_rates(t, kk, mono and mono_before and not every, n_busy, pairs, ports, lean,
-                         sink, ns, bps)
+        mono = _fill(n_busy, busy, cap, kport, R, K, plev, pord, live, deg, adjw, adjc, pkey,
+                     pheap, pwhere)
+        # 4. the pairs whose rate changed record it (written out: as a step, 31 s against 4.3).
+        # When this filling and the last froze at nondecreasing levels, only pairs whose ports'
+        # levels or flows changed can have a new rate (FB2010: 4,400 pairs against 21,608)
+        both = mono and mono_before and not every
+        for j in range(n_busy):
+            u = busy[j]
+            if both and plev[u] != oldlev[u]:
+                for i in range(deg[u]):
+                    mark[adj[u, i]] = 1
+            oldlev[u] = plev[u]
+        if not both:
+            mark[:P] = 1
+        for b in range(mark8.size):
+            if mark8[b] == 0:
+                continue
+            for p in range(8 * b, 8 * b + 8):
+                if mark[p] == 0:
+                    continue
+                mark[p] = 0
+                u, w = pport[p] & 0xFFFF, pport[p] >> 16
+                nr = plev[u] if pord[u] < pord[w] else plev[w]
+                if nr != pr[p, _RATE]:
+                    pr[p, _S] += pr[p, _RATE] * (t - pr[p, _TS])
+                    pr[p, _TS] = t
+                    # written out, not events.record_group_rate: two inlined levels down, the
+                    # buffers are copied at each of 111 M changes (FB2010: 6.2 s against 4.5 s)
+                    if lean:  # one change for the pair's flows (a rate group of the validator)
+                        ns = group_push(buf_i, buf_d, ns, p, kk, nr)
+                        if ns == CHUNK:
+                            ns = group_consume(vs, vg, buf_i, buf_d, ns, bps)
+                    else:  # (opened is the stored form's alone: one line less per change)
+                        ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk,
+                                         pr[p, _RATE])
+                        opened[p] = kk
+                    pr[p, _RATE] = nr
+                    due[p] = np.nan
+                if due[p] != due[p]:
+                    d = np.inf
+                    if pr[p, _RATE] > 0.0:
+                        d = pr[p, _TS] + (max(pr[p, _TMIN] - pr[p, _S], 0.0)
+                                                / pr[p, _RATE])
+                    due[p] = d
+                    bdirty[p >> 6] = 1
         mono_before = mono
         # 5. the next event: the next completion or admission
-        tq, n_due = _next_due(n_act, pairs)
+        tq, n_due = _next_due(n_act, due, bmin, bdirty, dues, apos)
         tn = min(tq, heap_top(ak, na))
         if tn == np.inf:
             return FairRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns), join,
                            done_at, STALLED, n_events)
         bps, kk, t, tol = next_breakpoint(bps, kk, t, tn)
-        # 6. flow and coflow completions
-        n_act, n_busy, n_done, na, ns = _complete(t, tol, kk, n_due, pairs, ports, n_act, n_busy,
-                                                  fc, src, dst, left, n_done, done_at, adm, na,
-                                                  lean, sink, ns, bps)
-    ns = _close_open(kk, pairs, lean, sink, ns, bps)
+        # 6. flow completions: pairs whose first target is reached (a superset of them was
+        # kept in step 5: every due time within tol of t is within slack of the smallest)
+        n_due = _due_by(dues, n_due, due, t + tol)
+        for j in range(n_due):
+            p = dues[j]
+            pr[p, _S] += pr[p, _RATE] * (t - pr[p, _TS])
+            pr[p, _TS] = t
+            a = pstart[p]
+            # the pair's first target is due by the event rule (its time is within tol of
+            # t) even when the rounding of S leaves it a hair short; others go with it when
+            # their targets are equal to rounding
+            vt = pr[p, _S] + 1e-14 * max(1.0, abs(pr[p, _S]))
+            first = True
+            while hsize[p] > 0 and (first or htarget[a] <= vt):
+                first = False
+                f = hflow[a]
+                hsize[p] = heap_pop(htarget[a:pstart[p + 1]], hflow[a:pstart[p + 1]], hsize[p])
+                done_at[f] = kk
+                ns = record_member(lean, buf_i, buf_d, ns, f, kk, -1)
+                if buffer_full(lean, ns):
+                    ns = group_consume(vs, vg, buf_i, buf_d, ns, bps)
+                cnt[p] -= 1
+                u, w = np.int64(src[f]), m + np.int64(dst[f])
+                adjc[u, slot[p, 0]] = cnt[p]
+                adjc[w, slot[p, 1]] = cnt[p]
+                for x in (u, w):
+                    kport[x] -= 1
+                    if kport[x] == 0:
+                        n_busy = _drop(busy, bpos, n_busy, x)
+                if cnt[p] == 0:
+                    # drop the pair from the active list and its ports' rows (swap with last)
+                    n_act = _drop(act, apos, n_act, p)
+                    pport[p] = idle
+                    for side in range(2):
+                        x = u if side == 0 else w
+                        i = slot[p, side]
+                        last = deg[x] - 1
+                        q = adj[x, last]
+                        adj[x, i] = q
+                        adjw[x, i] = adjw[x, last]
+                        adjc[x, i] = adjc[x, last]
+                        slot[q, side] = i
+                        deg[x] = last
+                    # its last segment closes now; it restarts at rate 0 if flows come back
+                    ns = record_group_rate(lean, buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p],
+                                           kk, pr[p, _RATE], 0.0)
+                    if buffer_full(lean, ns):
+                        ns = group_consume(vs, vg, buf_i, buf_d, ns, bps)
+                    if not lean:
+                        opened[p] = kk
+                    pr[p, _RATE] = 0.0
+                c = fc[f]
+                left[c] -= 1
+                if left[c] == 0:
+                    n_done += 1
+                    na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
+            pr[p, _TMIN] = htarget[a] if hsize[p] > 0 else np.inf
+            due[p] = np.nan
+            mark[p] = 1
+    ns = _close_pairs(kk, cnt, pr, pstart, hsize, hflow, opened, lean, vs, vg, buf_i, buf_d,
+                      chunks_i, chunks_d, ns, bps)
     return FairRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns), join,
                    done_at, DONE, n_events)
 

@@ -9,13 +9,13 @@ import heapq
 import numpy as np
 import pytest
 
-from coflowopt import Tolerance
 from coflowopt.model import CoflowSpec, JobSpec, build_instance
 from coflowopt.sim.events import (
     STOPPED,
     admission_heap,
     admission_inputs,
     admit_next,
+    buffer_full,
     heap_pop,
     heap_push,
     heap_top,
@@ -29,8 +29,7 @@ from coflowopt.sim.events import (
     release_successors,
 )
 from coflowopt.sim.kernel import CTL_DONE, CTL_EVENTS, CTL_STATUS, CTL_STOP, CTL_TIME, new_control
-from coflowopt.sim.segstore import new_store
-from coflowopt.validate import StreamValidator
+from coflowopt.sim.segstore import CHUNK, new_store
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -159,16 +158,14 @@ def test_progress_or_stop_publishes_and_obeys_the_stop_flag() -> None:
 
 
 def test_record_rate_stores_the_closed_segment_or_streams_the_change() -> None:
-    inst = _dag_instance()
-    vs = StreamValidator(inst, Tolerance(), empty=True).state
-    bps = np.array([0.0, 1.0, 2.0])
     buf_i, buf_d, chunks_i, chunks_d = new_store()
     # stored: the segment (flow, first, last; old rate), nothing for a zero rate or length
-    ns = record_rate(False, vs, buf_i, buf_d, chunks_i, chunks_d, 0, bps, 3, 0, 2, 1.5, 0.5)
+    ns = record_rate(False, buf_i, buf_d, chunks_i, chunks_d, 0, 3, 0, 2, 1.5, 0.5)
     assert ns == 1 and buf_i[:, 0].tolist() == [3, 0, 2] and buf_d[0] == 1.5
-    ns = record_rate(False, vs, buf_i, buf_d, chunks_i, chunks_d, ns, bps, 3, 2, 2, 0.5, 0.0)
-    ns = record_rate(False, vs, buf_i, buf_d, chunks_i, chunks_d, ns, bps, 1, 0, 2, 0.0, 1.0)
-    assert ns == 1
+    ns = record_rate(False, buf_i, buf_d, chunks_i, chunks_d, ns, 3, 2, 2, 0.5, 0.0)
+    ns = record_rate(False, buf_i, buf_d, chunks_i, chunks_d, ns, 1, 0, 2, 0.0, 1.0)
+    assert ns == 1 and not buffer_full(False, ns)
     # streamed: the change (flow, breakpoint; new rate) in the validator's buffer
-    ns = record_rate(True, vs, buf_i, buf_d, chunks_i, chunks_d, 0, bps, 4, 0, 1, 1.5, 0.25)
+    ns = record_rate(True, buf_i, buf_d, chunks_i, chunks_d, 0, 4, 0, 1, 1.5, 0.25)
     assert ns == 1 and buf_i[:2, 0].tolist() == [4, 1] and buf_d[0] == 0.25
+    assert buffer_full(True, CHUNK) and not buffer_full(True, CHUNK - 1)
