@@ -122,14 +122,16 @@ def _drop(items, where, n, x):
 
 # -- the loop's steps (each inlined into _run_fair: coflowopt._jit makes that free) -----------
 
-# A call of an inlined helper takes at most 30 arguments (CPython passes more as one *args
-# tuple, which numba's inliner refuses).  The hot steps (water filling: 619 M pair visits on
-# FB2010; the pair rates; the due scan) take plain arrays: with the arrays in named tuples the
-# kernel took 31 s against 4.3 s (reference counting per access).  The steps per admitted
-# coflow and per completion need more and stay written out in _run_fair.
+# The steps take plain arrays (in named tuples the kernel took 31 s against 4.3 s on FB2010:
+# an array argument inlined two levels down inside the loop is copied at every call, reference
+# counts on each array).  _fill and _next_due are called, not inlined: inlined, the heap and
+# _smallest helpers inside them were such second-level copies (4.9 s against 4.3 s).  The
+# admissions, pair rates and completions need more than the 30 arguments an inlined call
+# takes (CPython passes more as one *args tuple, which numba's inliner refuses) and stay
+# written out in _run_fair.
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _fill(n_busy, busy, cap, kport, R, K, plev, pord, live, deg, adjw, adjc, pkey, pheap,
           pwhere):
     """Max-min fair levels by water filling over the busy ports: a pair's level is that of the
@@ -182,7 +184,7 @@ def _fill(n_busy, busy, cap, kport, R, K, plev, pord, live, deg, adjw, adjc, pke
     return mono
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _next_due(n_act, due, bmin, bdirty, dues, apos):
     """The next completion: the smallest due time (each block of 64 pairs keeps its smallest,
     renewed when one of its due times changed), then the pairs within 1e-12 relative of it
