@@ -39,8 +39,6 @@ rate 0) and the kernel returns :data:`DONE` with its breakpoints and store.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from coflowopt._jit import njit
@@ -53,7 +51,6 @@ __all__ = [
     "DONE",
     "STALLED",
     "STOPPED",
-    "Admission",
     "admission_heap",
     "admission_inputs",
     "admit_next",
@@ -77,21 +74,6 @@ __all__ = [
 #: a loop's status: every coflow completed; active coflows but no pending event; stopped by
 #: the waiting thread (:func:`progress_or_stop`)
 DONE, STALLED, STOPPED = 0, -1, 2
-
-
-class Admission(NamedTuple):
-    """A loop's admission state, for steps that take it as one argument (read its fields in
-    place, ``adm.ak[0]``: unpacked into locals inside an inlined step, each array costs a
-    reference count change at every call)."""
-
-    succ_ptr: np.ndarray  #: Starts-After successor lists (:func:`admission_inputs`)
-    succ: np.ndarray
-    n_pred: np.ndarray    #: predecessors not yet completed
-    release: np.ndarray
-    ak: np.ndarray        #: the admission heap (:func:`admission_heap`)
-    av: np.ndarray
-
-# -- heaps of fixed size (no array is reallocated inside the event loop) ------------------------
 
 
 @njit(cache=True, inline="always")
@@ -367,9 +349,9 @@ def record_rate(lean, buf_i, buf_d, chunks_i, chunks_d, ns, f, first, kk, old, n
     Returns the new count ``ns``.
 
     The validator's state and the breakpoints are not arguments: inlined inside a step of a
-    loop, or given the loop-carried breakpoint array, an argument is copied at every call, and
-    the copy costs reference counts on each array (FB2010 fair: 5.6 s against 4.1 s for the
-    breakpoints alone, 31 s with the validator's state)."""
+    loop (two levels down), an argument is copied at every call, with reference counts on each
+    of its arrays (FB2010 fair, the validator's state passed so: 31 s against 4.3 s).  For the
+    same reason a hot loop calls this at its own level, not from inside an inlined step."""
     if lean:
         return stream_push(buf_i, buf_d, ns, f, kk, new)
     return put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, f, first, kk, old)
