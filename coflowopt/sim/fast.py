@@ -11,6 +11,15 @@ SEBF key is in :mod:`coflowopt.schedulers.single.varys`, Sincronia's BSSI rank i
 :mod:`~coflowopt.schedulers.single.sincronia`, D-CLAS's key in
 :mod:`~coflowopt.schedulers.single.aalo`, CoFair's rank in
 :mod:`~coflowopt.schedulers.fair.cofair`, the fixed orders' key in :mod:`coflowopt.sim.policy`.
+The papers: Varys, Chowdhury, Zhong and Stoica, "Efficient Coflow Scheduling with Varys",
+SIGCOMM 2014, Section 5.3 (SEBF, MADD, backfilling; Pseudocode 1); Sincronia, Agarwal et al.,
+"Sincronia: Near-Optimal Network Design for Coflows", SIGCOMM 2018 (BSSI, Algorithm 1, and its
+order-preserving greedy rate allocation); Aalo, Chowdhury and Stoica, "Efficient Coflow
+Scheduling Without Prior Knowledge", SIGCOMM 2015, Section 4 (D-CLAS).
+
+The loop is the event skeleton of :mod:`coflowopt.sim.events` (stop and progress, admissions,
+rates, next event, completions), with this engine's steps (full recomputation, cascade, D-CLAS
+crossings) as inlined helpers.
 
 Allocation: the active coflows are put in the policy's order; their unfinished flows, in that
 order (coflow by coflow, flows in instance order inside a coflow), form one priority list.
@@ -47,6 +56,7 @@ goes to the work-conserving backfill.
 from __future__ import annotations
 
 import contextlib
+from typing import NamedTuple
 
 import numpy as np
 from numba import objmode
@@ -55,22 +65,25 @@ from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.events import (
+    DONE,
+    STALLED,
+    STOPPED,
     admission_heap,
     admission_inputs,
+    admit_next,
+    buffer_full,
     grow,
-    heap_pop,
+    heap_top,
     iheap_pop,
     iheap_push,
     indexed_delete,
     indexed_set,
     next_breakpoint,
+    progress_or_stop,
+    record_rate,
     release_successors,
 )
 from coflowopt.sim.kernel import (
-    CTL_DONE,
-    CTL_EVENTS,
-    CTL_STATUS,
-    CTL_TIME,
     Notify,
     Progress,
     fluid_horizon,
@@ -78,14 +91,12 @@ from coflowopt.sim.kernel import (
     prepare,
     progress_target,
     run_kernel,
-    stop_requested,
 )
 from coflowopt.sim.policy import EnginePolicy, PolicyState, rerank_call
 from coflowopt.sim.segstore import (
-    CHUNK,
+    SegmentStore,
     gather_segments,
     new_store,
-    put_segment,
     release_free_memory,
 )
 from coflowopt.validate import (
@@ -94,7 +105,6 @@ from coflowopt.validate import (
     ValidSchedule,
     readonly,
     stream_consume,
-    stream_push,
 )
 
 __all__ = ["fast_simulate"]
@@ -135,15 +145,54 @@ def _remove(plist, res, cnt, qp, col, p, cap, q):
     cnt[p] -= 1
 
 
-# -- the engine --------------------------------------------------------------------------------
+# -- the engine's steps (each inlined into _run: coflowopt._jit makes that free) --------------
+
+# A call of an inlined helper takes at most 30 arguments (CPython passes more as one *args
+# tuple, which numba's inliner refuses).  The steps on the hot path (a rate change, the cascade
+# walk, the completions) take plain arrays: with the arrays in named tuples (read by attribute
+# or unpacked at a step's top) the kernel ran 2.5x slower (FB2010: varys 10 s against 4.0 s,
+# fair 31 s against 4.3 s; reference counting per access), so the cascade walk and the
+# completions, which need more than 30, stay written out in _run.  Cold steps may take tuples.
+
+
+class Crossings(NamedTuple):
+    """D-CLAS: the indexed heap of the active coflows' next threshold crossings."""
+
+    tkey: np.ndarray
+    theap: np.ndarray
+    twhere: np.ndarray
+
+
+class Ports(NamedTuple):
+    """The cascade's port lists (ingress and egress): slots per port, counts, walkers, the
+    list positions, residuals, capacity changes and the ports touched by this cascade."""
+
+    lcap: int
+    cnt_in: np.ndarray
+    cnt_out: np.ndarray
+    cur_in: np.ndarray
+    cur_out: np.ndarray
+    plist_in: np.ndarray
+    plist_out: np.ndarray
+    res_in: np.ndarray
+    res_out: np.ndarray
+    dcap_in: np.ndarray
+    dcap_out: np.ndarray
+    pm_in: np.ndarray
+    pm_out: np.ndarray
+    tp_in: np.ndarray
+    tp_out: np.ndarray
 
 
 @njit(cache=True, inline="always")
-def _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, buf_i, buf_d, chunks_i, chunks_d, ns, qkey,
-              qheap, qwhere, nq, csent, ctl, crate, retime, n_re, flagged, lean):
-    """Change flow ``f``'s rate to ``nx`` at time ``t`` (breakpoint ``kk``): close its segment
-    (``lean``: buffer the change for the streaming validator instead), bring its remaining
-    volume and its coflow's attained service up to ``t``, and schedule its completion."""
+def _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, qkey, qheap, qwhere, nq, csent, ctl, crate,
+              retime, n_re, flagged):
+    """Change flow ``f``'s rate to ``nx`` at time ``t`` (breakpoint ``kk``): bring its
+    remaining volume and its coflow's attained service up to ``t``, and schedule its
+    completion; returns ``(nq, n_re)``.  The caller records the change first
+    (:func:`coflowopt.sim.events.record_rate`, called in :func:`_run` itself: inlined one level
+    down, inside this step, its arguments' copies are not forwarded and cost reference counts
+    at each change)."""
     old = x[f]
     v = rem[f] - old * (t - tl[f])
     rem[f] = v if v > 0.0 else 0.0
@@ -156,17 +205,13 @@ def _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, buf_i, buf_d, chunks_i, chun
         flagged[c] = True
         retime[n_re] = c
         n_re += 1
-    if lean:
-        ns = stream_push(buf_i, buf_d, ns, f, kk, nx)
-    else:
-        ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, old)
     opened[f] = kk
     x[f] = nx
     if nx > 0.0:
         nq = indexed_set(qkey, qheap, qwhere, nq, f, t + rem[f] / nx)
     else:
         nq = indexed_delete(qkey, qheap, qwhere, nq, f)
-    return ns, nq, n_re
+    return nq, n_re
 
 
 @njit(cache=True, inline="always")
@@ -215,15 +260,430 @@ def _rerank(handle, t, act, rem, admitted):
     return ranked
 
 
+@njit(cache=True, inline="always")
+def _refresh(t, active, ptr, live, live_end, finished, rem, x, tl):
+    """Full recomputation, first: bring every active flow up to ``t`` (the orders read
+    remaining volumes), and drop finished flows from each active coflow's live range (in
+    order), so the passes below and later recomputations touch unfinished flows only (Varys on
+    FB2010: 51 M flows a pass before, 21 M unfinished)."""
+    for c in range(active.size):
+        if active[c]:
+            w = ptr[c]
+            for i in range(ptr[c], live_end[c]):
+                f = live[i]
+                if not finished[f]:
+                    v = rem[f] - x[f] * (t - tl[f])
+                    rem[f] = v if v > 0.0 else 0.0
+                    tl[f] = t
+                    live[w] = f
+                    w += 1
+            live_end[c] = w
+
+
+@njit(cache=True, inline="always")
+def _policy_order(t, active, admitted, track_sent, sent, src, dst, volume, rem, ptr, order,
+                  weight, release, width, cap_in, cap_out, live, live_end, queue, entry,
+                  priority, table, scalars, scratch, iscratch, stats, use_rank, rankfn, cbh,
+                  keyfn):
+    """The policy's order of the active coflows, from admission order (ties: position): a
+    whole-order rank, a Python callback, or a key (a stable sort: ties keep admission order)."""
+    nc = 0
+    for c in range(active.size):
+        if active[c]:
+            nc += 1
+    act = np.empty(nc, dtype=np.int64)
+    j = 0
+    for c in range(active.size):
+        if active[c]:
+            act[j] = c
+            j += 1
+    act = act[np.argsort(admitted[act], kind="mergesort")]
+    if track_sent:
+        # a finished flow's rem is 0, so this covers every flow of the coflow
+        for j in range(nc):
+            c = act[j]
+            for i in range(ptr[c], ptr[c + 1]):
+                f = order[i]
+                sent[f] = volume[f] - rem[f]
+    st = PolicyState(t, src, dst, volume, rem, sent, ptr, order, weight, release, admitted,
+                     width, cap_in, cap_out, live, live_end, queue, entry, priority, table,
+                     scalars, scratch, iscratch, stats)
+    if use_rank:
+        ranked = np.empty(nc, dtype=np.int64)
+        rankfn(st, act, ranked)
+        return ranked
+    if cbh > 0:
+        return _rerank(cbh, t, act, rem, admitted)
+    kv = np.empty(nc)
+    for j in range(nc):
+        kv[j] = keyfn(st, act[j])
+    return act[np.argsort(kv, kind="mergesort")]
+
+
+@njit(cache=True, inline="always")
+def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pmark,
+                 phead, plast, stamp_id, lcap, plist_in, plist_out, cnt_in, cnt_out):
+    """The priority list ``glist`` (the active coflows' unfinished flows in order), with each
+    coflow's range ``cl``; the pair chains, whose first flow (the pair's head) goes to the port
+    lists.  Returns ``(cl, n_list)``."""
+    m = cnt_in.size
+    nc = act.size
+    cl = np.zeros(nc + 1, dtype=np.int64)
+    n_list = 0
+    for j in range(nc):
+        c = act[j]
+        for i in range(ptr[c], live_end[c]):
+            f = live[i]
+            glist[n_list] = f
+            pos[f] = n_list
+            n_list += 1
+        cl[j + 1] = n_list
+    cnt_in[:] = 0
+    cnt_out[:] = 0
+    for q in range(n_list):
+        f = glist[q]
+        s_, d_ = src[f], dst[f]
+        qp[q, 2] = s_
+        qp[q, 3] = d_
+        qx[q, 1] = 0.0
+        pr = s_ * m + d_
+        nxt[f] = -1
+        if pmark[pr] != stamp_id:
+            pmark[pr] = stamp_id
+            phead[pr] = f
+            prv[f] = -1
+            head[f] = True
+            a = s_ * lcap + cnt_in[s_]
+            plist_in[a] = q
+            qp[q, 0] = a
+            cnt_in[s_] += 1
+            b = d_ * lcap + cnt_out[d_]
+            plist_out[b] = q
+            qp[q, 1] = b
+            cnt_out[d_] += 1
+        else:
+            head[f] = False
+            prv[f] = plast[pr]
+            nxt[plast[pr]] = f
+        plast[pr] = f
+    return cl, n_list
+
+
+@njit(cache=True, inline="always")
+def _madd(madd, cl, n_list, glist, src, dst, rem, r, load_in, load_out, capg_in, capg_out,
+          cap_in, cap_out):
+    """Varys's MADD reservations ``r`` (Chowdhury, Zhong and Stoica, SIGCOMM 2014, Section 5.3:
+    each flow of coflow ``j`` gets ``remaining / Gamma_j(Rem)``), coflow by coflow on the
+    residual capacities ``capg``; without ``madd`` none, and ``capg`` is the capacity."""
+    capg_in[:] = cap_in
+    capg_out[:] = cap_out
+    for q in range(n_list):
+        r[glist[q]] = 0.0
+    if not madd:
+        return
+    for j in range(cl.size - 1):
+        for q in range(cl[j], cl[j + 1]):
+            f = glist[q]
+            load_in[src[f]] += rem[f]
+            load_out[dst[f]] += rem[f]
+        gm = 0.0
+        blocked = False
+        for q in range(cl[j], cl[j + 1]):
+            f = glist[q]
+            s_, d_ = src[f], dst[f]
+            if load_in[s_] > 0.0:
+                if capg_in[s_] <= TINY * cap_in[s_]:
+                    blocked = True
+                else:
+                    gm = max(gm, load_in[s_] / capg_in[s_])
+            if load_out[d_] > 0.0:
+                if capg_out[d_] <= TINY * cap_out[d_]:
+                    blocked = True
+                else:
+                    gm = max(gm, load_out[d_] / capg_out[d_])
+        for q in range(cl[j], cl[j + 1]):
+            f = glist[q]
+            load_in[src[f]] = 0.0
+            load_out[dst[f]] = 0.0
+        if not blocked and gm > 0.0:
+            for q in range(cl[j], cl[j + 1]):
+                f = glist[q]
+                v = rem[f] / gm
+                r[f] = v
+                capg_in[src[f]] = max(capg_in[src[f]] - v, 0.0)
+                capg_out[dst[f]] = max(capg_out[dst[f]] - v, 0.0)
+
+
+@njit(cache=True, inline="always")
+def _greedy(n_list, glist, head, src, dst, qp, qx, res_in, res_out, capg_in, capg_out, use_in,
+            use_out, cap_in, cap_out):
+    """The greedy pass over the list: each pair head, in order, takes ``min(free ingress,
+    free egress)`` of what MADD left (its share in ``qx[., 0]``; the residuals it saw in
+    ``res``, which the cascade repairs from)."""
+    use_in[:] = 0.0
+    use_out[:] = 0.0
+    for q in range(n_list):
+        f = glist[q]
+        if not head[f]:
+            qx[q, 0] = 0.0  # behind its pair's head: one of its ports is full
+            continue
+        s_, d_ = src[f], dst[f]
+        a = qp[q, 0]
+        b = qp[q, 1]
+        res_in[a] = capg_in[s_] - use_in[s_]
+        res_out[b] = capg_out[d_] - use_out[d_]
+        v = min(res_in[a], res_out[b])
+        if v <= TINY * min(cap_in[s_], cap_out[d_]):
+            v = 0.0
+        qx[q, 0] = v
+        use_in[s_] += v
+        use_out[d_] += v
+
+
+@njit(cache=True, inline="always")
+def _cascade_seed(fin, n_fin, stamp_id, src, dst, r, capg_in, capg_out, ports, qp, qx, pos, head,
+                  prv, nxt, phead, newh, wh):
+    """Cascade, first: the finished flows free their MADD reservations (their ports are walked
+    from the start) and leave their pairs' chains; a finished head is queued, and its pair's
+    next flow enters the port lists as the new head.  Returns ``(nw, n_tin, n_tout)``: the
+    walk heap's size and the ports touched so far (``tp_in``, ``tp_out``)."""
+    m = ports.cnt_in.size
+    nw = 0
+    n_new = 0
+    n_tin = 0
+    n_tout = 0
+    for j in range(n_fin):
+        f = fin[j]
+        s_, d_ = src[f], dst[f]
+        if ports.pm_in[s_] != stamp_id:
+            ports.pm_in[s_] = stamp_id
+            ports.tp_in[n_tin] = s_
+            n_tin += 1
+        if ports.pm_out[d_] != stamp_id:
+            ports.pm_out[d_] = stamp_id
+            ports.tp_out[n_tout] = d_
+            n_tout += 1
+        if r[f] > 0.0:
+            capg_in[s_] += r[f]
+            ports.dcap_in[s_] += r[f]
+            capg_out[d_] += r[f]
+            ports.dcap_out[d_] += r[f]
+            r[f] = 0.0
+            nw = _start_walk(s_, ports.lcap, ports.cnt_in, ports.cur_in, ports.plist_in, wh, nw)
+            nw = _start_walk(d_, ports.lcap, ports.cnt_out, ports.cur_out, ports.plist_out, wh, nw)
+        # unlink from the pair's chain; a finished head passes the pair to the next
+        pr = s_ * m + d_
+        if prv[f] != -1:
+            nxt[prv[f]] = nxt[f]
+        else:
+            phead[pr] = nxt[f]
+        if nxt[f] != -1:
+            prv[nxt[f]] = prv[f]
+        if head[f]:
+            nw = iheap_push(wh, nw, pos[f])
+            newh[n_new] = pr  # one head per pair: m * m slots suffice
+            n_new += 1
+    for j in range(n_new):
+        g = phead[newh[j]]
+        if g == -1 or head[g]:
+            continue
+        # the new head enters with no rate and the residuals the old allocation left before
+        # it; the cascade then gives it its share
+        head[g] = True
+        q = pos[g]
+        qx[q, 0] = 0.0
+        s_, d_ = src[g], dst[g]
+        a = _insert(ports.plist_in, ports.res_in, ports.cnt_in, qp, 0, s_, ports.lcap, q)
+        if a == s_ * ports.lcap:
+            ports.res_in[a] = capg_in[s_]
+        else:
+            ports.res_in[a] = ports.res_in[a - 1] - qx[ports.plist_in[a - 1], 0]
+        b = _insert(ports.plist_out, ports.res_out, ports.cnt_out, qp, 1, d_, ports.lcap, q)
+        if b == d_ * ports.lcap:
+            ports.res_out[b] = capg_out[d_]
+        else:
+            ports.res_out[b] = ports.res_out[b - 1] - qx[ports.plist_out[b - 1], 0]
+        nw = iheap_push(wh, nw, q)
+    return nw, n_tin, n_tout
+
+
+@njit(cache=True, inline="always")
+def _cascade_reset(n_tin, n_tout, ports, fin, n_fin, head, src, dst, pos, qp):
+    """Cascade, last: reset the touched ports (so an event costs nothing per idle port), and
+    the finished heads leave the port lists."""
+    for j in range(n_tin):
+        ports.dcap_in[ports.tp_in[j]] = 0.0
+        ports.cur_in[ports.tp_in[j]] = -1
+    for j in range(n_tout):
+        ports.dcap_out[ports.tp_out[j]] = 0.0
+        ports.cur_out[ports.tp_out[j]] = -1
+    for j in range(n_fin):
+        f = fin[j]
+        if head[f]:
+            head[f] = False
+            _remove(ports.plist_in, ports.res_in, ports.cnt_in, qp, 0, src[f], ports.lcap, pos[f])
+            _remove(ports.plist_out, ports.res_out, ports.cnt_out, qp, 1, dst[f], ports.lcap,
+                    pos[f])
+
+
+@njit(cache=True, inline="always")
+def _retime(n_re, retime, flagged, demotion, active, queue, crate, csent, ctl, t, thresholds,
+            norm, tkey, theap, twhere, nt):
+    """D-CLAS: the coflows whose rate changed get a new threshold-crossing time (Chowdhury and
+    Stoica, "Efficient Coflow Scheduling Without Prior Knowledge", SIGCOMM 2015, Section 4:
+    a coflow moves to the next queue when its attained service crosses the queue's threshold);
+    returns ``nt``."""
+    n_thr = thresholds.size
+    for j in range(n_re):
+        c = retime[j]
+        flagged[c] = False
+        if demotion and active[c] and queue[c] < n_thr:
+            if crate[c] > 0.0:
+                csent[c] += crate[c] * (t - ctl[c])
+                ctl[c] = t
+                gap = thresholds[queue[c]] * norm[c] - csent[c]
+                tc = t + max(gap, 0.0) / crate[c]
+                nt = indexed_set(tkey, theap, twhere, nt, c, tc)
+            else:
+                nt = indexed_delete(tkey, theap, twhere, nt, c)
+    return nt
+
+
+@njit(cache=True, inline="always")
+def _demote(t, tol, crossings, nt, entry, queue, counter, csent, crate, ctl, norm, thresholds,
+            full):
+    """D-CLAS threshold crossings due by ``t``: demote, keeping the FIFO order of simultaneous
+    ones (Chowdhury and Stoica, SIGCOMM 2015, Section 4: FIFO inside a queue); a demotion asks
+    for a full recomputation.  Returns ``(nt, counter, full)``."""
+    n_thr = thresholds.size
+    nmov = 0
+    mv = np.empty(0, dtype=np.int64)
+    while nt > 0 and crossings.tkey[0] <= t + tol:
+        c = crossings.theap[0]
+        nt = indexed_delete(crossings.tkey, crossings.theap, crossings.twhere, nt, c)
+        mv = grow(mv, nmov)
+        mv[nmov] = c
+        nmov += 1
+    if nmov > 0:
+        mv = mv[:nmov]
+        mv = mv[np.argsort(entry[mv], kind="mergesort")]
+        mv = mv[np.argsort(queue[mv], kind="mergesort")]
+        for j in range(nmov):
+            c = mv[j]
+            csent[c] += crate[c] * (t - ctl[c])
+            ctl[c] = t
+            val = csent[c] / norm[c]
+            q = queue[c]
+            # a threshold is crossed when reached, or when the time left to reach it is within
+            # the event tolerance (else late in a long trace the crossing would fire at the
+            # same t forever, or a hair later than a crossing it ties with, which changes the
+            # FIFO order in the queue)
+            while q < n_thr and (
+                    val >= thresholds[q] * (1 - 1e-9)
+                    or (crate[c] > 0.0 and t + (thresholds[q] * norm[c] - csent[c])
+                        / crate[c] <= t + tol)):
+                q += 1
+            if q != queue[c]:
+                queue[c] = q
+                entry[c] = counter
+                counter += 1
+                full = True
+            if not full and q < n_thr and crate[c] > 0.0:
+                tc = t + max(thresholds[q] * norm[c] - csent[c], 0.0) / crate[c]
+                nt = indexed_set(crossings.tkey, crossings.theap, crossings.twhere, nt, c, tc)
+    return nt, counter, full
+
+
+@njit(cache=True, inline="always")
+def _retime_all(t, active, csent, crate, ctl, flagged, retime, n_re):
+    """Before a full recomputation after demotions: every active coflow is brought up to ``t``
+    and re-timed (its crossing time is set again after the new rates); returns ``n_re``."""
+    for c in range(active.size):
+        if active[c]:
+            csent[c] += crate[c] * (t - ctl[c])
+            ctl[c] = t
+            if not flagged[c]:
+                flagged[c] = True
+                retime[n_re] = c
+                n_re += 1
+    return n_re
+
+
+@njit(cache=True, inline="always")
+def _close_open(kk, x, opened, lean, vs, buf_i, buf_d, chunks_i, chunks_d, ns, bps):
+    """After the loop: close the segments still open (rate 0 from the last breakpoint)."""
+    for f in range(x.size):
+        if x[f] > 0.0:
+            ns = record_rate(lean, buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, x[f],
+                             0.0)
+            if buffer_full(lean, ns):
+                ns = stream_consume(vs, buf_i, buf_d, ns, bps)
+    return ns
+
+
+@njit(cache=True)
+def _new_lists(F, m):
+    """The priority list's and the cascade's arrays, allocated once for :func:`_run` (see its
+    unpacking there for the order)."""
+    # port lists hold only pair heads (see the module docstring): at most one live and one
+    # just-finished head per (ingress, egress) pair, so 2 m + 2 slots per port
+    lcap = 2 * m + 2
+    plist_in = np.empty(m * lcap, dtype=np.int32)  # list positions
+    cnt_in = np.zeros(m, dtype=np.int64)
+    # per list slot: the residual of the port left by the flows before it (ingress, egress),
+    # and the cascade's visit stamp (by ingress slot)
+    res_in = np.zeros(m * lcap)
+    res_out = np.zeros(m * lcap)
+    stamp = np.zeros(m * lcap, dtype=np.int64)
+    plist_out = np.empty(m * lcap, dtype=np.int32)
+    cnt_out = np.zeros(m, dtype=np.int64)
+    head = np.zeros(F, dtype=np.bool_)
+    nxt = np.full(F, -1, dtype=np.int32)  # the pair's chain, in priority order
+    prv = np.full(F, -1, dtype=np.int32)
+    phead = np.full(m * m, -1, dtype=np.int64)
+    plast = np.full(m * m, -1, dtype=np.int64)
+    pmark = np.zeros(m * m, dtype=np.int64)
+    newh = np.empty(m * m, dtype=np.int64)
+    glist = np.empty(F, dtype=np.int32)
+    dcap_in = np.zeros(m)  # cascade: capacity change minus usage change, per port
+    dcap_out = np.zeros(m)
+    cur_in = np.full(m, -1, dtype=np.int64)
+    cur_out = np.full(m, -1, dtype=np.int64)
+    # ports a cascade touched (reset after it, so an event costs nothing per idle port)
+    pm_in = np.zeros(m, dtype=np.int64)
+    pm_out = np.zeros(m, dtype=np.int64)
+    tp_in = np.empty(m, dtype=np.int64)
+    tp_out = np.empty(m, dtype=np.int64)
+    # the cascade's heap of list positions: per port one cursor and one restart, and the
+    # finished and new heads (at most one each per pair)
+    wh = np.empty(4 * m + 2 * m * m + 16, dtype=np.int64)
+    return (lcap, plist_in, cnt_in, res_in, res_out, stamp, plist_out, cnt_out, head, nxt, prv,
+            phead, plast, pmark, newh, glist, dcap_in, dcap_out, cur_in, cur_out, pm_in, pm_out,
+            tp_in, tp_out, wh)
+
+
+class FastRun(NamedTuple):
+    """What :func:`_run` returns (the segments are joined by the caller, once the kernel's
+    working arrays are gone)."""
+
+    breakpoints: np.ndarray  #: float64: the event times
+    store: SegmentStore      #: the recorded segments (streamed: the validator's last buffer)
+    status: int              #: :data:`~coflowopt.sim.events.DONE`, ``STALLED`` or ``STOPPED``
+    events: int              #: events processed
+    recomputations: int      #: full recomputations (order, MADD, greedy)
+    visits: int              #: cascade visits
+
+
 @njit(cache=True, nogil=True)
 def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, succ, cap_in,
          cap_out, width, t0, refill, lean, vs, kctl, keyfn, rankfn, use_rank, cbh, departures,
          madd, demotion, thresholds, norm, track_sent, priority, table, scalars, scratch,
          iscratch, stats):
+    """The event loop (the event skeleton of :mod:`coflowopt.sim.events`, its steps below);
+    returns a :class:`FastRun`."""
     C = ptr.size - 1
     F = src.size
     m = cap_in.size
-    n_thr = thresholds.size
     # flow state; remaining is lazy: rem at time tl, served at rate x since
     rem = volume.copy()
     tl = np.full(F, t0)
@@ -265,39 +725,10 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     counter = 0
     capg_in = cap_in.copy()
     capg_out = cap_out.copy()
-    # port lists hold only pair heads (see the module docstring): at most one live and one
-    # just-finished head per (ingress, egress) pair, so 2 m + 2 slots per port
-    lcap = 2 * m + 2
-    plist_in = np.empty(m * lcap, dtype=np.int32)  # list positions
-    cnt_in = np.zeros(m, dtype=np.int64)
-    # per list slot: the residual of the port left by the flows before it (ingress, egress),
-    # and the cascade's visit stamp (by ingress slot)
-    res_in = np.zeros(m * lcap)
-    res_out = np.zeros(m * lcap)
-    stamp = np.zeros(m * lcap, dtype=np.int64)
-    plist_out = np.empty(m * lcap, dtype=np.int32)
-    cnt_out = np.zeros(m, dtype=np.int64)
-    head = np.zeros(F, dtype=np.bool_)
-    nxt = np.full(F, -1, dtype=np.int32)  # the pair's chain, in priority order
-    prv = np.full(F, -1, dtype=np.int32)
-    phead = np.full(m * m, -1, dtype=np.int64)
-    plast = np.full(m * m, -1, dtype=np.int64)
-    pmark = np.zeros(m * m, dtype=np.int64)
-    newh = np.empty(m * m, dtype=np.int64)
-    glist = np.empty(F, dtype=np.int32)
+    (lcap, plist_in, cnt_in, res_in, res_out, stamp, plist_out, cnt_out, head, nxt, prv, phead,
+     plast, pmark, newh, glist, dcap_in, dcap_out, cur_in, cur_out, pm_in, pm_out, tp_in,
+     tp_out, wh) = _new_lists(F, m)
     n_list = 0
-    dcap_in = np.zeros(m)  # cascade: capacity change minus usage change, per port
-    dcap_out = np.zeros(m)
-    cur_in = np.full(m, -1, dtype=np.int64)
-    cur_out = np.full(m, -1, dtype=np.int64)
-    # ports a cascade touched (reset after it, so an event costs nothing per idle port)
-    pm_in = np.zeros(m, dtype=np.int64)
-    pm_out = np.zeros(m, dtype=np.int64)
-    tp_in = np.empty(m, dtype=np.int64)
-    tp_out = np.empty(m, dtype=np.int64)
-    # the cascade's heap of list positions: per port one cursor and one restart, and the
-    # finished and new heads (at most one each per pair)
-    wh = np.empty(4 * m + 2 * m * m + 16, dtype=np.int64)
     # admissions (each coflow once); flow completions and D-CLAS crossings (indexed)
     ak, av, na = admission_heap(n_pred, release)
     qkey = np.empty(F)
@@ -326,19 +757,19 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     n_full = 0
     n_visits = 0
     full = False
+    ports = Ports(lcap, cnt_in, cnt_out, cur_in, cur_out, plist_in, plist_out, res_in, res_out,
+                  dcap_in, dcap_out, pm_in, pm_out, tp_in, tp_out)
+    crossings = Crossings(tkey, theap, twhere)
     while n_done < C:
-        # progress, and the waiting thread's stop flag (kernel.py), once an event
-        kctl[CTL_TIME] = t - t0
-        kctl[CTL_DONE] = n_done
-        kctl[CTL_EVENTS] = n_events
-        if stop_requested(kctl):
-            kctl[CTL_STATUS] = 1.0
-            return (bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), 2, n_events, n_full,
-                    n_visits)
-        # 1. admissions at t
-        while na > 0 and ak[0] <= t:
-            c = av[0]
-            na = heap_pop(ak, av, na)
+        # 1. progress, and the waiting thread's stop flag, once an event
+        if progress_or_stop(kctl, t, t0, n_done, n_events):
+            return FastRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns),
+                           STOPPED, n_events, n_full, n_visits)
+        # 2. admissions at t
+        while True:
+            c, na = admit_next(ak, av, na, t)
+            if c < 0:
+                break
             admitted[c] = t
             ctl[c] = t
             if left[c] == 0:
@@ -352,225 +783,39 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 full = True
         if n_done == C:
             break
-        # 2. rates
+        # 3. rates: a full recomputation (order, MADD, greedy) ...
         if full:
             n_full += 1
-            # bring every active flow up to t (the orders read remaining volumes), and drop
-            # finished flows from each active coflow's live range (in order), so the passes
-            # below and later recomputations touch unfinished flows only (Varys on FB2010:
-            # 51 M flows a pass before, 21 M unfinished)
-            for c in range(C):
-                if active[c]:
-                    w = ptr[c]
-                    for i in range(ptr[c], live_end[c]):
-                        f = live[i]
-                        if not finished[f]:
-                            v = rem[f] - x[f] * (t - tl[f])
-                            rem[f] = v if v > 0.0 else 0.0
-                            tl[f] = t
-                            live[w] = f
-                            w += 1
-                    live_end[c] = w
-            nc = 0
-            for c in range(C):
-                if active[c]:
-                    nc += 1
-            act = np.empty(nc, dtype=np.int64)
-            j = 0
-            for c in range(C):
-                if active[c]:
-                    act[j] = c
-                    j += 1
-            # the policy's order of the active coflows, from admission order (ties: position):
-            # a whole-order rank, a Python callback, or a key (a stable sort: ties keep
-            # admission order)
-            act = act[np.argsort(admitted[act], kind="mergesort")]
-            if track_sent:
-                # a finished flow's rem is 0, so this covers every flow of the coflow
-                for j in range(nc):
-                    c = act[j]
-                    for i in range(ptr[c], ptr[c + 1]):
-                        f = order[i]
-                        sent[f] = volume[f] - rem[f]
-            st = PolicyState(t, src, dst, volume, rem, sent, ptr, order, weight, release,
-                             admitted, width, cap_in, cap_out, live, live_end, queue, entry,
-                             priority, table, scalars, scratch, iscratch, stats)
-            if use_rank:
-                ranked = np.empty(nc, dtype=np.int64)
-                rankfn(st, act, ranked)
-                act = ranked
-            elif cbh > 0:
-                act = _rerank(cbh, t, act, rem, admitted)
-            else:
-                kv = np.empty(nc)
-                for j in range(nc):
-                    kv[j] = keyfn(st, act[j])
-                act = act[np.argsort(kv, kind="mergesort")]
-            # the priority list, with each coflow's range, and the port lists
-            cl = np.zeros(nc + 1, dtype=np.int64)
-            n_list = 0
-            for j in range(nc):
-                c = act[j]
-                for i in range(ptr[c], live_end[c]):
-                    f = live[i]
-                    glist[n_list] = f
-                    pos[f] = n_list
-                    n_list += 1
-                cl[j + 1] = n_list
-            # pair chains; the first flow of each pair is its head and goes to the port lists
-            cnt_in[:] = 0
-            cnt_out[:] = 0
-            for q in range(n_list):
-                f = glist[q]
-                s_, d_ = src[f], dst[f]
-                qp[q, 2] = s_
-                qp[q, 3] = d_
-                qx[q, 1] = 0.0
-                pr = s_ * m + d_
-                nxt[f] = -1
-                if pmark[pr] != n_full:
-                    pmark[pr] = n_full
-                    phead[pr] = f
-                    prv[f] = -1
-                    head[f] = True
-                    a = s_ * lcap + cnt_in[s_]
-                    plist_in[a] = q
-                    qp[q, 0] = a
-                    cnt_in[s_] += 1
-                    b = d_ * lcap + cnt_out[d_]
-                    plist_out[b] = q
-                    qp[q, 1] = b
-                    cnt_out[d_] += 1
-                else:
-                    head[f] = False
-                    prv[f] = plast[pr]
-                    nxt[plast[pr]] = f
-                plast[pr] = f
-            # Varys: MADD reservations, coflow by coflow on the residual capacity
-            capg_in[:] = cap_in
-            capg_out[:] = cap_out
-            for q in range(n_list):
-                r[glist[q]] = 0.0
-            if madd:
-                for j in range(nc):
-                    for q in range(cl[j], cl[j + 1]):
-                        f = glist[q]
-                        load_in[src[f]] += rem[f]
-                        load_out[dst[f]] += rem[f]
-                    gm = 0.0
-                    blocked = False
-                    for q in range(cl[j], cl[j + 1]):
-                        f = glist[q]
-                        s_, d_ = src[f], dst[f]
-                        if load_in[s_] > 0.0:
-                            if capg_in[s_] <= TINY * cap_in[s_]:
-                                blocked = True
-                            else:
-                                gm = max(gm, load_in[s_] / capg_in[s_])
-                        if load_out[d_] > 0.0:
-                            if capg_out[d_] <= TINY * cap_out[d_]:
-                                blocked = True
-                            else:
-                                gm = max(gm, load_out[d_] / capg_out[d_])
-                    for q in range(cl[j], cl[j + 1]):
-                        f = glist[q]
-                        load_in[src[f]] = 0.0
-                        load_out[dst[f]] = 0.0
-                    if not blocked and gm > 0.0:
-                        for q in range(cl[j], cl[j + 1]):
-                            f = glist[q]
-                            v = rem[f] / gm
-                            r[f] = v
-                            capg_in[src[f]] = max(capg_in[src[f]] - v, 0.0)
-                            capg_out[dst[f]] = max(capg_out[dst[f]] - v, 0.0)
-            # the greedy pass over the list
-            use_in[:] = 0.0
-            use_out[:] = 0.0
-            for q in range(n_list):
-                f = glist[q]
-                if not head[f]:
-                    qx[q, 0] = 0.0  # behind its pair's head: one of its ports is full
-                    continue
-                s_, d_ = src[f], dst[f]
-                a = qp[q, 0]
-                b = qp[q, 1]
-                res_in[a] = capg_in[s_] - use_in[s_]
-                res_out[b] = capg_out[d_] - use_out[d_]
-                v = min(res_in[a], res_out[b])
-                if v <= TINY * min(cap_in[s_], cap_out[d_]):
-                    v = 0.0
-                qx[q, 0] = v
-                use_in[s_] += v
-                use_out[d_] += v
+            _refresh(t, active, ptr, live, live_end, finished, rem, x, tl)
+            act = _policy_order(t, active, admitted, track_sent, sent, src, dst, volume, rem,
+                                ptr, order, weight, release, width, cap_in, cap_out, live,
+                                live_end, queue, entry, priority, table, scalars, scratch,
+                                iscratch, stats, use_rank, rankfn, cbh, keyfn)
+            cl, n_list = _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt,
+                                      prv, head, pmark, phead, plast, n_full, lcap, plist_in,
+                                      plist_out, cnt_in, cnt_out)
+            _madd(madd, cl, n_list, glist, src, dst, rem, r, load_in, load_out, capg_in,
+                  capg_out, cap_in, cap_out)
+            _greedy(n_list, glist, head, src, dst, qp, qx, res_in, res_out, capg_in, capg_out,
+                    use_in, use_out, cap_in, cap_out)
             for q in range(n_list):
                 f = glist[q]
                 nx = r[f] + qx[q, 0]
                 if nx != x[f]:
-                    ns, nq, n_re = _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, buf_i, buf_d,
-                                             chunks_i, chunks_d, ns, qkey, qheap, qwhere, nq,
-                                             csent, ctl, crate, retime, n_re, flagged, lean)
-                    if lean and ns == CHUNK:
+                    ns = record_rate(lean, buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk,
+                                     x[f], nx)
+                    if buffer_full(lean, ns):
                         ns = stream_consume(vs, buf_i, buf_d, ns, bps)
+                    nq, n_re = _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, qkey, qheap,
+                                         qwhere, nq, csent, ctl, crate, retime, n_re, flagged)
             full = False
         elif n_fin > 0 and refill:
-            # 3. cascade: repair the greedy allocation after flow completions
+            # ... or the cascade: repair the greedy allocation after flow completions
             stamp_id = n_events + 1
-            nw = 0
-            n_new = 0
-            n_tin = 0
-            n_tout = 0
-            for j in range(n_fin):
-                f = fin[j]
-                s_, d_ = src[f], dst[f]
-                if pm_in[s_] != stamp_id:
-                    pm_in[s_] = stamp_id
-                    tp_in[n_tin] = s_
-                    n_tin += 1
-                if pm_out[d_] != stamp_id:
-                    pm_out[d_] = stamp_id
-                    tp_out[n_tout] = d_
-                    n_tout += 1
-                if r[f] > 0.0:
-                    capg_in[s_] += r[f]
-                    dcap_in[s_] += r[f]
-                    capg_out[d_] += r[f]
-                    dcap_out[d_] += r[f]
-                    r[f] = 0.0
-                    nw = _start_walk(s_, lcap, cnt_in, cur_in, plist_in, wh, nw)
-                    nw = _start_walk(d_, lcap, cnt_out, cur_out, plist_out, wh, nw)
-                # unlink from the pair's chain; a finished head passes the pair to the next
-                pr = s_ * m + d_
-                if prv[f] != -1:
-                    nxt[prv[f]] = nxt[f]
-                else:
-                    phead[pr] = nxt[f]
-                if nxt[f] != -1:
-                    prv[nxt[f]] = prv[f]
-                if head[f]:
-                    nw = iheap_push(wh, nw, pos[f])
-                    newh[n_new] = pr  # one head per pair: m * m slots suffice
-                    n_new += 1
-            for j in range(n_new):
-                g = phead[newh[j]]
-                if g == -1 or head[g]:
-                    continue
-                # the new head enters with no rate and the residuals the old allocation left
-                # before it; the cascade then gives it its share
-                head[g] = True
-                q = pos[g]
-                qx[q, 0] = 0.0
-                s_, d_ = src[g], dst[g]
-                a = _insert(plist_in, res_in, cnt_in, qp, 0, s_, lcap, q)
-                if a == s_ * lcap:
-                    res_in[a] = capg_in[s_]
-                else:
-                    res_in[a] = res_in[a - 1] - qx[plist_in[a - 1], 0]
-                b = _insert(plist_out, res_out, cnt_out, qp, 1, d_, lcap, q)
-                if b == d_ * lcap:
-                    res_out[b] = capg_out[d_]
-                else:
-                    res_out[b] = res_out[b - 1] - qx[plist_out[b - 1], 0]
-                nw = iheap_push(wh, nw, q)
+            nw, n_tin, n_tout = _cascade_seed(fin, n_fin, stamp_id, src, dst, r, capg_in,
+                                              capg_out, ports, qp, qx, pos, head, prv, nxt, phead,
+                                              newh, wh)
+            # the walk stays written out: it needs some 50 arguments (see above _set_rate)
             top = -1
             while nw > 0 or top >= 0:
                 if top >= 0 and (nw == 0 or top <= wh[0]):
@@ -586,8 +831,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 n_visits += 1
                 b = qp[q, 1]
                 s_, d_ = qp[q, 2], qp[q, 3]
-                # written out, as at the finished flows above: an inlined helper taking the four
-                # arrays cost varys 2 s over the 59 M visits (reference counting per call); with
+                # written out, as in _cascade_seed: an inlined helper taking the four arrays
+                # cost varys 2 s over the 59 M visits (reference counting per call); with
                 # coflowopt._jit's copy forwarding a helper (_touch at the four sites) still
                 # measured 0.65 s slower (6 interleaved runs, 10.1 against 9.4 s), so it stays
                 if pm_in[s_] != stamp_id:
@@ -615,12 +860,13 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     dcap_out[d_] -= dx
                     if not done:
                         g = glist[q]
-                        ns, nq, n_re = _set_rate(g, r[g] + ne, t, kk, fc, x, rem, tl, opened,
-                                                 buf_i, buf_d, chunks_i, chunks_d, ns, qkey,
-                                                 qheap, qwhere, nq, csent, ctl, crate, retime,
-                                                 n_re, flagged, lean)
-                        if lean and ns == CHUNK:
+                        ns = record_rate(lean, buf_i, buf_d, chunks_i, chunks_d, ns, g, opened[g],
+                                         kk, x[g], r[g] + ne)
+                        if buffer_full(lean, ns):
                             ns = stream_consume(vs, buf_i, buf_d, ns, bps)
+                        nq, n_re = _set_rate(g, r[g] + ne, t, kk, fc, x, rem, tl, opened, qkey,
+                                             qheap, qwhere, nq, csent, ctl, crate, retime, n_re,
+                                             flagged)
                 live_in = abs(dcap_in[s_]) > TINY * cap_in[s_]
                 live_out = abs(dcap_out[d_]) > TINY * cap_out[d_]
                 top, nw = _offer(top, _walk(s_, a, s_ * lcap + cnt_in[s_], live_in, cur_in,
@@ -631,57 +877,29 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     dcap_in[s_] = 0.0
                 if not live_out:
                     dcap_out[d_] = 0.0
-            for j in range(n_tin):
-                dcap_in[tp_in[j]] = 0.0
-                cur_in[tp_in[j]] = -1
-            for j in range(n_tout):
-                dcap_out[tp_out[j]] = 0.0
-                cur_out[tp_out[j]] = -1
-            # finished heads leave the port lists
-            for j in range(n_fin):
-                f = fin[j]
-                if head[f]:
-                    head[f] = False
-                    _remove(plist_in, res_in, cnt_in, qp, 0, src[f], lcap, pos[f])
-                    _remove(plist_out, res_out, cnt_out, qp, 1, dst[f], lcap, pos[f])
+            _cascade_reset(n_tin, n_tout, ports, fin, n_fin, head, src, dst, pos, qp)
         n_fin = 0
-        # D-CLAS: coflows whose rate changed get a new threshold-crossing time
-        for j in range(n_re):
-            c = retime[j]
-            flagged[c] = False
-            if demotion and active[c] and queue[c] < n_thr:
-                if crate[c] > 0.0:
-                    csent[c] += crate[c] * (t - ctl[c])
-                    ctl[c] = t
-                    gap = thresholds[queue[c]] * norm[c] - csent[c]
-                    tc = t + max(gap, 0.0) / crate[c]
-                    nt = indexed_set(tkey, theap, twhere, nt, c, tc)
-                else:
-                    nt = indexed_delete(tkey, theap, twhere, nt, c)
+        nt = _retime(n_re, retime, flagged, demotion, active, queue, crate, csent, ctl, t,
+                     thresholds, norm, tkey, theap, twhere, nt)
         n_re = 0
         n_events += 1
         # 4. the next event
-        tn = np.inf
-        if nq > 0:
-            tn = qkey[0]
-        if na > 0 and ak[0] < tn:
-            tn = ak[0]
-        if nt > 0 and tkey[0] < tn:
-            tn = tkey[0]
+        tn = min(heap_top(qkey, nq), heap_top(ak, na), heap_top(tkey, nt))
         if tn == np.inf:
-            return (bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), -1, n_events, n_full,
-                    n_visits)
+            return FastRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns),
+                           STALLED, n_events, n_full, n_visits)
         bps, kk, t, tol = next_breakpoint(bps, kk, t, tn)
-        # 5. flow completions
+        # 5. flow and coflow completions (written out, as the cascade walk)
         while nq > 0 and qkey[0] <= t + tol:
             f = qheap[0]
             finished[f] = True
             qx[pos[f], 1] = 1.0
-            ns, nq, n_re = _set_rate(f, 0.0, t, kk, fc, x, rem, tl, opened, buf_i, buf_d,
-                                     chunks_i, chunks_d, ns, qkey, qheap, qwhere, nq, csent,
-                                     ctl, crate, retime, n_re, flagged, lean)
-            if lean and ns == CHUNK:
+            ns = record_rate(lean, buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, x[f],
+                             0.0)
+            if buffer_full(lean, ns):
                 ns = stream_consume(vs, buf_i, buf_d, ns, bps)
+            nq, n_re = _set_rate(f, 0.0, t, kk, fc, x, rem, tl, opened, qkey, qheap, qwhere, nq,
+                                 csent, ctl, crate, retime, n_re, flagged)
             rem[f] = 0.0
             fin = grow(fin, n_fin)
             fin[n_fin] = f
@@ -696,66 +914,17 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     for i in range(ptr[c], ptr[c + 1]):
                         sent[order[i]] = volume[order[i]]
                 if departures or not refill:
-                    full = True
+                    full = True  # a departure asks for a full recomputation
                 na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
-        # 6. D-CLAS threshold crossings: demote, keeping the FIFO order of simultaneous ones
+        # 6. D-CLAS threshold crossings (a demotion re-times every active coflow)
         if demotion:
-            nmov = 0
-            mv = np.empty(0, dtype=np.int64)
-            while nt > 0 and tkey[0] <= t + tol:
-                c = theap[0]
-                nt = indexed_delete(tkey, theap, twhere, nt, c)
-                mv = grow(mv, nmov)
-                mv[nmov] = c
-                nmov += 1
-            if nmov > 0:
-                mv = mv[:nmov]
-                mv = mv[np.argsort(entry[mv], kind="mergesort")]
-                mv = mv[np.argsort(queue[mv], kind="mergesort")]
-                for j in range(nmov):
-                    c = mv[j]
-                    csent[c] += crate[c] * (t - ctl[c])
-                    ctl[c] = t
-                    val = csent[c] / norm[c]
-                    q = queue[c]
-                    # a threshold is crossed when reached, or when the time left to reach
-                    # it is within the event tolerance (else late in a long trace the
-                    # crossing would fire at the same t forever, or a hair later than a
-                    # crossing it ties with, which changes the FIFO order in the queue)
-                    while q < n_thr and (
-                            val >= thresholds[q] * (1 - 1e-9)
-                            or (crate[c] > 0.0 and t + (thresholds[q] * norm[c] - csent[c])
-                                / crate[c] <= t + tol)):
-                        q += 1
-                    if q != queue[c]:
-                        queue[c] = q
-                        entry[c] = counter
-                        counter += 1
-                        full = True
-                    if not full and q < n_thr and crate[c] > 0.0:
-                        tc = t + max(thresholds[q] * norm[c] - csent[c], 0.0) / crate[c]
-                        nt = indexed_set(tkey, theap, twhere, nt, c, tc)
+            nt, counter, full = _demote(t, tol, crossings, nt, entry, queue, counter, csent,
+                                        crate, ctl, norm, thresholds, full)
             if full:
-                # the full recomputation re-times every active coflow
-                for c in range(C):
-                    if active[c]:
-                        csent[c] += crate[c] * (t - ctl[c])
-                        ctl[c] = t
-                        if not flagged[c]:
-                            flagged[c] = True
-                            retime[n_re] = c
-                            n_re += 1
-    # close the segments still open
-    for f in range(F):
-        if x[f] > 0.0:
-            if lean:
-                ns = stream_push(buf_i, buf_d, ns, f, kk, 0.0)
-                if ns == CHUNK:
-                    ns = stream_consume(vs, buf_i, buf_d, ns, bps)
-            else:
-                ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, x[f])
-    # the segments are joined by the caller, once this frame's working arrays are gone
-    return (bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns), 0, n_events, n_full, n_visits)
+                n_re = _retime_all(t, active, csent, crate, ctl, flagged, retime, n_re)
+    ns = _close_open(kk, x, opened, lean, vs, buf_i, buf_d, chunks_i, chunks_d, ns, bps)
+    return FastRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns), DONE,
+                   n_events, n_full, n_visits)
 
 
 def fast_simulate(instance: Instance, policy: EnginePolicy, *, refill: bool = True,
@@ -809,17 +978,19 @@ def fast_simulate(instance: Instance, policy: EnginePolicy, *, refill: bool = Tr
     prepare(_run, *args, notify=notify)
     cb, units = progress_target(progress)
     with policy.rerank or contextlib.nullcontext():
-        bps, store, status, events, n_full, n_visits = run_kernel(
-            _run, *args, control=ctl, progress=cb, units=units)
-    if status != 0:
+        run = run_kernel(_run, *args, control=ctl, progress=cb, units=units)
+    if run.status != DONE:
         from coflowopt.sim.engine import SimulationError
 
         raise SimulationError("the fast engine stalled: active coflows but no pending event")
-    meta = {"events": int(events), "recomputations": int(n_full), "refill": bool(refill),
-            "cascade_visits": int(n_visits), "engine": "fast"}
+    meta = {"events": int(run.events), "recomputations": int(run.recomputations),
+            "refill": bool(refill), "cascade_visits": int(run.visits), "engine": "fast"}
+    store = run.store
     if check is not None:
-        stream.finish(bps, store[4], buffer=store[:2])
+        stream.finish(run.breakpoints, store.n, buffer=(store.buf_i, store.buf_d))
         return stream.result(meta)
+    bps = run.breakpoints
+    del run
     release_free_memory()
     seg_i, seg_d = gather_segments(*store)
     del store

@@ -5,21 +5,35 @@ A kernel records segments ``(flow, first, last, value)`` (int32 indices: 20 byte
 segment) into fixed buffers of ``CHUNK`` entries and flushes each full buffer to a typed
 list, so no array is reallocated inside an event loop (a loop-carried array that may be
 reallocated made numba's loops about twice as slow) and nothing is copied on growth.
-:func:`gather_segments` joins them once at the end, into int64 columns.
+:func:`gather_segments` joins them once at the end, into int64 columns.  A kernel hands its
+store back as a :class:`SegmentStore` (buffers, chunk lists and count, by name).
 """
 
 from __future__ import annotations
+
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba.typed import List
 
 from coflowopt._jit import njit
 
-__all__ = ["CHUNK", "gather_segments", "new_store", "put_segment", "release_free_memory",
-           "set_segment_end"]
+__all__ = ["CHUNK", "SegmentStore", "gather_segments", "new_store", "put_segment",
+           "release_free_memory", "set_segment_end"]
 
 #: entries per buffer (and per chunk); also the streaming validator's buffer length
 CHUNK = 1 << 16
+
+
+class SegmentStore(NamedTuple):
+    """A kernel's recorded segments as it returns them (:func:`gather_segments` takes them in
+    this order: ``gather_segments(*store)``)."""
+
+    buf_i: np.ndarray  #: int32 ``[3, CHUNK]``: the open buffer's flow, first and last step
+    buf_d: np.ndarray  #: float64 ``[CHUNK]``: its values
+    chunks_i: Any      #: typed list of the full buffers' ``buf_i`` (first entry: placeholder)
+    chunks_d: Any      #: typed list of the full buffers' ``buf_d``
+    n: int             #: segments recorded in all (streamed: changes in the open buffer)
 
 
 @njit(cache=True, inline="always")
