@@ -947,8 +947,7 @@ def fast_simulate(instance: Instance, policy: EnginePolicy, *, refill: bool = Tr
     stops it within a fraction of a second and raises ``KeyboardInterrupt``.  ``progress(t,
     horizon)``: called a few times a second with the simulated time reached since the start
     and an estimate of the run's length (:func:`~coflowopt.sim.kernel.fluid_horizon`, raised
-    to ``t`` when passed), in the instance's time unit; without it
-    :data:`coflowopt.sim.engine.PROGRESS`, if set, hears completed coflows.  ``notify``: hears
+    to ``t`` when passed), in the instance's time unit.  ``notify``: hears
     ``"compiling kernels (first run only) ..."`` and ``"compiled in N s"`` when the kernel
     compiles (default: stderr).  ``control``: a caller's control array
     (:func:`coflowopt.sim.kernel.new_control`) to read progress from or set the stop flag in
