@@ -80,8 +80,11 @@ class OrderPolicy:
         ``None`` when only the reference engine runs this configuration."""
         return None
 
+    every_event = False  # re-order at every event, not only when the active set changes
+
     def rates(self, view: SimView) -> float:
-        if self._active is None or not np.array_equal(self._active, view.coflows):
+        if (self.every_event or self._active is None
+                or not np.array_equal(self._active, view.coflows)):
             self._active = view.coflows.copy()
             self._order = np.asarray(self.order(view), dtype=np.int64)
         if self.allocation == "madd":
@@ -144,15 +147,17 @@ class RerankPolicy(OrderPolicy):
     :class:`~coflowopt.sim.engine.SimView`, with the same names."""
 
     def __init__(self, rerank: Callable[[SimView], Any], allocation: str = "greedy",
-                 clairvoyant: bool = True):
+                 clairvoyant: bool = True, every_event: bool = False):
         super().__init__(allocation, "ordered")
         self.rerank = rerank
         self.clairvoyant = clairvoyant
+        self.every_event = every_event
 
     def fast(self, inst: Instance) -> EnginePolicy | None:
         if self.allocation != "greedy":
             return None
-        return EnginePolicy(rerank=Reranking(inst, self.rerank, self.clairvoyant))
+        return EnginePolicy(rerank=Reranking(inst, self.rerank, self.clairvoyant),
+                            every_event=self.every_event)
 
     def order(self, view: SimView) -> np.ndarray:
         out = np.asarray(self.rerank(view), dtype=np.int64)
@@ -169,15 +174,17 @@ class KeyPolicy(OrderPolicy):
     (:mod:`coflowopt.sim.policy`).  The reference engine evaluates the same function in Python
     on the same state (its executable specification)."""
 
-    def __init__(self, key: Any, allocation: str = "greedy", clairvoyant: bool = True):
+    def __init__(self, key: Any, allocation: str = "greedy", clairvoyant: bool = True,
+                 every_event: bool = False):
         super().__init__(allocation, "ordered")
         self.key = compiled_key(key, clairvoyant)
         self.clairvoyant = self.key.clairvoyant
+        self.every_event = every_event
 
     def fast(self, inst: Instance) -> EnginePolicy | None:
         if self.allocation != "greedy":
             return None
-        return EnginePolicy(key=self.key, sent=True)
+        return EnginePolicy(key=self.key, sent=True, every_event=self.every_event)
 
     def order(self, view: SimView) -> np.ndarray:
         st = view.alloc
@@ -229,7 +236,7 @@ def order_schedule(instance: Instance, order: Sequence[int] | np.ndarray | None 
                    priority: Sequence[float] | np.ndarray | None = None,
                    rerank: Callable[[SimView], Any] | None = None,
                    key: Callable[..., float] | CompiledKey | None = None,
-                   clairvoyant: bool = True,
+                   clairvoyant: bool = True, every_event: bool = False,
                    allocation: str = "greedy", engine: str = "fast",
                    check: Tolerance | None = None,
                    progress: Callable[[float, float], Any] | None = None
@@ -249,7 +256,8 @@ def order_schedule(instance: Instance, order: Sequence[int] | np.ndarray | None 
       :mod:`coflowopt.sim.policy` for the state it reads).
 
     ``clairvoyant=False`` (``rerank``, ``key``): the policy may not read volumes (a key reads a
-    :class:`~coflowopt.sim.policy.BlindState`).
+    :class:`~coflowopt.sim.policy.BlindState`).  ``every_event=True`` (``rerank``, ``key``):
+    re-order at every event (each flow completion too), not only at arrivals and departures.
 
     At every instant the active coflows (released, every Starts-After predecessor complete) are
     served in that order by ``allocation``: ``"greedy"`` (order-preserving, work-conserving:
@@ -263,11 +271,15 @@ def order_schedule(instance: Instance, order: Sequence[int] | np.ndarray | None 
     given = [x is not None for x in (order, priority, rerank, key)]
     if sum(given) != 1:
         raise ValueError("order_schedule: give exactly one of order, priority, rerank or key")
+    if every_event and rerank is None and key is None:
+        raise ValueError("order_schedule: every_event applies to a rerank or a key, not to a "
+                         "fixed order or priority")
     n = instance.n_coflows
     meta: dict[str, Any] = {"scheduler": "order", "allocation": allocation}
     if rerank is not None or key is not None:
-        policy: OrderPolicy = (RerankPolicy(rerank, allocation, clairvoyant) if key is None
-                               else KeyPolicy(key, allocation, clairvoyant))
+        policy: OrderPolicy = (RerankPolicy(rerank, allocation, clairvoyant, every_event)
+                               if key is None
+                               else KeyPolicy(key, allocation, clairvoyant, every_event))
         out = run_policy(instance, policy, _sink(check), engine=engine, meta=meta,
                          progress=progress)
         return out.valid if out.streamed else out.schedule

@@ -679,8 +679,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
          cap_out, width, t0, refill, lean, vs, kctl, keyfn, rankfn, use_rank, cbh, departures,
          madd, demotion, thresholds, norm, track_sent, priority, table, scalars, scratch,
          iscratch, stats):
-    """The event loop (the event skeleton of :mod:`coflowopt.sim.events`, its steps below);
-    returns a :class:`FastRun`."""
+    """The event loop (:mod:`coflowopt.sim.events`'s skeleton, steps below): a FastRun."""
     C = ptr.size - 1
     F = src.size
     m = cap_in.size
@@ -904,6 +903,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             fin = grow(fin, n_fin)
             fin[n_fin] = f
             n_fin += 1
+            full = full or departures == 2  # a policy re-ordered at every event
             c = fc[f]
             left[c] -= 1
             if left[c] == 0:
@@ -913,7 +913,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 if track_sent:
                     for i in range(ptr[c], ptr[c + 1]):
                         sent[order[i]] = volume[order[i]]
-                if departures or not refill:
+                if departures > 0 or not refill:
                     full = True  # a departure asks for a full recomputation
                 na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
         # 6. D-CLAS threshold crossings (a demotion re-times every active coflow)

@@ -214,7 +214,8 @@ class EnginePolicy:
 
     The order: ``rank`` (a :class:`CompiledRank`), else ``rerank`` (a :class:`Reranking`, a
     Python callback), else ``key`` (a :class:`CompiledKey`; default: ``priority``, then
-    admission).  ``departures``: re-order at departures too (else at arrivals only).
+    admission).  ``departures``: re-order at departures too (else at arrivals only);
+    ``every_event``: re-order at every event (each flow completion too).
     ``madd``: MADD reservations ``remaining / Gamma`` coflow by coflow in the order before the
     greedy allocation (Varys).  ``demotion``: D-CLAS, coflows move down the queues at the
     ``thresholds`` (times ``norm`` per coflow) of bytes sent; the state's ``queue`` and
@@ -228,6 +229,7 @@ class EnginePolicy:
     rank: CompiledRank | None = None
     rerank: Reranking | None = None
     departures: bool = True
+    every_event: bool = False
     madd: bool = False
     demotion: bool = False
     thresholds: Any = None
@@ -260,8 +262,9 @@ class EnginePolicy:
         if norm.shape != (n_coflows,) or priority.shape != (n_coflows,):
             raise ValueError(f"EnginePolicy: norm and priority need one value per coflow "
                              f"({n_coflows})")
+        when = 2 if self.every_event else int(self.departures)  # the engine's re-order rule
         return (key, rank, self.rank is not None,
-                0 if self.rerank is None else self.rerank.handle, bool(self.departures),
+                0 if self.rerank is None else self.rerank.handle, when,
                 bool(self.madd), bool(self.demotion), self.thresholds, norm, bool(self.sent),
                 priority, self.table, self.scalars, self.scratch, self.iscratch, self.stats)
 
