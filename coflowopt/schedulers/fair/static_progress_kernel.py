@@ -46,14 +46,13 @@ from coflowopt.sim.events import (
     indexed_delete,
     indexed_set,
     next_breakpoint,
+    progress_or_stop,
     release_successors,
 )
-from coflowopt.sim.kernel import CTL_DONE, CTL_EVENTS, CTL_STATUS, CTL_TIME, stop_requested
 from coflowopt.sim.segstore import CHUNK, new_store, put_segment
 from coflowopt.validate import stream_consume, stream_push
 
-__all__ = ["DONE_FRACTION", "SAME_RATE", "StaticProgressResult", "run_static_progress_kernel",
-           "stop_point"]
+__all__ = ["DONE_FRACTION", "SAME_RATE", "StaticProgressResult", "run_static_progress_kernel"]
 
 #: a flow is done when its remaining volume is at most this fraction of its volume
 DONE_FRACTION = 1e-10
@@ -88,19 +87,6 @@ def _result(bps, kk, buf_i, buf_d, chunks_i, chunks_d, ns, n_events, prog_t, pro
             status):
     return StaticProgressResult(bps[: kk + 1], (buf_i, buf_d, chunks_i, chunks_d, ns),
                                 n_events, prog_t[:n_prog], prog_p[:n_prog], status)
-
-
-@njit(cache=True, inline="always")
-def stop_point(kctl, t, t0, n_done, n_events):  # belongs in sim/events.py
-    """Publish the loop's progress in the control array of :mod:`coflowopt.sim.kernel` and
-    read the waiting thread's stop flag, once an event; ``True`` (status set to 1): stop."""
-    kctl[CTL_TIME] = t - t0
-    kctl[CTL_DONE] = n_done
-    kctl[CTL_EVENTS] = n_events
-    if stop_requested(kctl):
-        kctl[CTL_STATUS] = 1.0
-        return True
-    return False
 
 
 @njit(cache=True, inline="always")
@@ -361,7 +347,7 @@ def run_static_progress_kernel(ptr, order, src, dst, volume, release, n_pred, su
     n_done = 0
     n_events = 0
     while n_done < C:
-        if stop_point(kctl, t, t0, n_done, n_events):
+        if progress_or_stop(kctl, t, t0, n_done, n_events):
             return _result(bps, kk, buf_i, buf_d, chunks_i, chunks_d, ns, n_events, prog_t,
                            prog_p, n_prog, 1)
         n_pact, n_act, n_done, na = _admit(t, ptr, order, volume, fpair, rem, live, nlive, cnt,

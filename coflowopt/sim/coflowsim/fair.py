@@ -35,6 +35,7 @@ from coflowopt.sim.coflowsim.stream import (
     last_change,
     new_times,
 )
+from coflowopt.sim.events import progress_or_stop
 from coflowopt.sim.segstore import new_store, put_segment
 from coflowopt.validate import member_push, own_push
 
@@ -379,7 +380,7 @@ def run_fair(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, pair_of,
         retime = added > 0
         qn, q_end = qa, (t_ms + epoch_ms) // quantum_ms
         while active_jobs > 0:
-            stopped = loop.report(kctl, qn * quantum_ms, cur - active_jobs, stats[0])
+            stopped = progress_or_stop(kctl, qn * quantum_ms, 0.0, cur - active_jobs, stats[0])
             if stopped:
                 break
             if retime:

@@ -1,5 +1,6 @@
-"""The event loop's shared steps: admission epochs, progress and stop, the bucket queue of
-finishing quanta, and the completion bookkeeping of flows, reducers and jobs.
+"""The event loop's shared steps: admission epochs, the bucket queue of finishing quanta, and
+the completion bookkeeping of flows, reducers and jobs (progress and stop are the skeleton's
+:func:`coflowopt.sim.events.progress_or_stop`).
 
 CoflowSim (``Simulator.simulate``, the trace-driven simulator of Varys: Chowdhury, Zhong,
 Stoica, SIGCOMM 2014, section 7) admits the jobs arriving in ``(T, T + epoch]`` at epoch start
@@ -14,27 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from coflowopt._jit import njit
-from coflowopt.sim.kernel import CTL_DONE, CTL_EVENTS, CTL_STATUS, CTL_TIME, stop_requested
 from coflowopt.sim.segstore import gather_segments
 
 __all__ = ["END_MS", "bq_insert", "bq_remove", "flow_finished", "gathered", "new_buckets",
-           "next_admitted", "next_bucket", "owners", "report"]
+           "next_admitted", "next_bucket", "owners"]
 
 #: CoflowSim's time limit: a simulated day (1024 ms a simulated second)
 END_MS = 86400 * 1024
-
-
-@njit(cache=True, inline="always")
-def report(kctl, t_ms, n_done, n_events):
-    """Progress for the waiting thread (:mod:`coflowopt.sim.kernel`), and its stop flag:
-    returns whether the run must stop (then marked stopped in ``kctl``)."""
-    kctl[CTL_TIME] = t_ms
-    kctl[CTL_DONE] = n_done
-    kctl[CTL_EVENTS] = n_events
-    if stop_requested(kctl):
-        kctl[CTL_STATUS] = 1.0
-        return True
-    return False
 
 
 @njit(cache=True, inline="always")

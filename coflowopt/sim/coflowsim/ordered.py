@@ -28,7 +28,7 @@ import numpy as np
 
 from coflowopt._jit import njit
 from coflowopt.sim.coflowsim.javafloat import advance, replay
-from coflowopt.sim.coflowsim.loop import END_MS, gathered, next_admitted, report
+from coflowopt.sim.coflowsim.loop import END_MS, gathered, next_admitted
 from coflowopt.sim.coflowsim.model import VOLUME_RTOL
 from coflowopt.sim.coflowsim.orders import insert_sorted, layout, queue_order, resort_remaining
 from coflowopt.sim.coflowsim.rates import rates_dark, rates_madd
@@ -39,6 +39,7 @@ from coflowopt.sim.coflowsim.stream import (
     window_close,
     window_segment,
 )
+from coflowopt.sim.events import progress_or_stop
 from coflowopt.sim.segstore import new_store, put_segment, set_segment_end
 
 __all__ = ["advance_window", "departure_quantum", "left_after", "run_ordered", "run_rate"]
@@ -557,7 +558,8 @@ def run_ordered(dark, lcf, key, width, arrival, red_ptr, red_rack, red_bytes, re
         span_q = (t_next - t_ms) // quantum_ms
         i = 0
         while i < span_q and ns > 0:
-            if report(kctl, (t_ms // quantum_ms + i) * quantum_ms, cur - ns, n_windows):
+            if progress_or_stop(kctl, (t_ms // quantum_ms + i) * quantum_ms, 0.0, cur - ns,
+                                n_windows):
                 stopped = True
                 break
             n_windows += 1

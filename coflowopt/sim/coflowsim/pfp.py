@@ -24,6 +24,7 @@ from coflowopt.sim.coflowsim.stream import (
     new_times,
     push_change,
 )
+from coflowopt.sim.events import progress_or_stop
 from coflowopt.sim.segstore import new_store, put_segment
 
 __all__ = ["finish_quantum", "insert_ascending", "match_ports", "run_pfp"]
@@ -254,7 +255,7 @@ def run_pfp(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_o
         retime = added > 0
         qn, q_end = qa, (t_ms + epoch_ms) // quantum_ms
         while active_jobs > 0:
-            stopped = loop.report(kctl, qn * quantum_ms, cur - active_jobs, stats[0])
+            stopped = progress_or_stop(kctl, qn * quantum_ms, 0.0, cur - active_jobs, stats[0])
             if stopped:
                 break
             if retime:
