@@ -347,3 +347,17 @@ def test_the_module_state_check_catches_the_old_cases() -> None:
     # and the package's own allowed state is really read from its sources
     mods = {m: p.read_text() for m, p in _package_modules().items()}
     assert "coflowopt.schedulers.registry._REGISTRY" in _module_state(mods)
+
+
+def test_no_function_over_250_lines() -> None:
+    """Rooms a person can hold in mind: no function (kernels included) over 250 lines in the
+    package, the LP layer or the proof checks."""
+    long = []
+    for folder in (PKG, ROOT / "lp", ROOT / "proofs_check"):
+        for path in folder.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    n = node.end_lineno - node.lineno + 1
+                    if n > 250:
+                        long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({n})")
+    assert long == []
