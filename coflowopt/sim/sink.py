@@ -21,7 +21,7 @@ from typing import Any
 
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
-from coflowopt.validate import Tolerance, ValidSchedule
+from coflowopt.validate import Tolerance, ValidSchedule, validate
 
 __all__ = ["Outcome", "RateSink"]
 
@@ -57,8 +57,6 @@ class RateSink:
         validated times (CoFair's realised slowdown)."""
         if out.valid is not None:
             return out.valid
-        from coflowopt.validate import validate
-
         return validate(out.instance or instance, out.schedule,
                         out.tolerance or self.tolerance or Tolerance())
 
