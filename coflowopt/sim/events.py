@@ -3,8 +3,8 @@ indexed), breakpoints, admission with Starts-After release, the stop-and-progres
 the recording of rate changes (stored or streamed).
 
 The model is the fluid event-driven simulation of coflows on one non-blocking switch (the
-fabric of Chowdhury, Zhong and Stoica, "Efficient Coflow Scheduling with Varys", SIGCOMM 2014,
-Section 5.1): between two events every flow keeps its rate, so a loop visits event times
+fabric of Chowdhury, Zhong and Stoica, "Efficient Coflow Scheduling with Varys", SIGCOMM
+2014): between two events every flow keeps its rate, so a loop visits event times
 only.  A Starts-After edge ``c1 -> c2`` (Shafiee and Ghaderi, "Scheduling Coflows with
 Dependency Graph", IEEE/ACM ToN 2021, Section III) holds ``c2`` back until every flow of ``c1``
 has finished.

@@ -12,10 +12,10 @@ SEBF key is in :mod:`coflowopt.schedulers.single.varys`, Sincronia's BSSI rank i
 :mod:`~coflowopt.schedulers.single.aalo`, CoFair's rank in
 :mod:`~coflowopt.schedulers.fair.cofair`, the fixed orders' key in :mod:`coflowopt.sim.policy`.
 The papers: Varys, Chowdhury, Zhong and Stoica, "Efficient Coflow Scheduling with Varys",
-SIGCOMM 2014, Section 5.3 (SEBF, MADD, backfilling; Pseudocode 1); Sincronia, Agarwal et al.,
+SIGCOMM 2014 (SEBF, MADD, backfilling; Pseudocode 1); Sincronia, Agarwal et al.,
 "Sincronia: Near-Optimal Network Design for Coflows", SIGCOMM 2018 (BSSI, Algorithm 1, and its
 order-preserving greedy rate allocation); Aalo, Chowdhury and Stoica, "Efficient Coflow
-Scheduling Without Prior Knowledge", SIGCOMM 2015, Section 4 (D-CLAS).
+Scheduling Without Prior Knowledge", SIGCOMM 2015 (D-CLAS).
 
 The loop is the event skeleton of :mod:`coflowopt.sim.events` (stop and progress, admissions,
 rates, next event, completions), with this engine's steps (full recomputation, cascade, D-CLAS
@@ -372,7 +372,7 @@ def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, pr
 @njit(cache=True, inline="always")
 def _madd(madd, cl, n_list, glist, src, dst, rem, r, load_in, load_out, capg_in, capg_out,
           cap_in, cap_out):
-    """Varys's MADD reservations ``r`` (Chowdhury, Zhong and Stoica, SIGCOMM 2014, Section 5.3:
+    """Varys's MADD reservations ``r`` (Chowdhury, Zhong and Stoica, SIGCOMM 2014:
     each flow of coflow ``j`` gets ``remaining / Gamma_j(Rem)``), coflow by coflow on the
     residual capacities ``capg``; without ``madd`` none, and ``capg`` is the capacity."""
     capg_in[:] = cap_in
@@ -530,7 +530,7 @@ def _cascade_reset(n_tin, n_tout, ports, fin, n_fin, head, src, dst, pos, qp):
 def _retime(n_re, retime, flagged, demotion, active, queue, crate, csent, ctl, t, thresholds,
             norm, tkey, theap, twhere, nt):
     """D-CLAS: the coflows whose rate changed get a new threshold-crossing time (Chowdhury and
-    Stoica, "Efficient Coflow Scheduling Without Prior Knowledge", SIGCOMM 2015, Section 4:
+    Stoica, "Efficient Coflow Scheduling Without Prior Knowledge", SIGCOMM 2015:
     a coflow moves to the next queue when its attained service crosses the queue's threshold);
     returns ``nt``."""
     n_thr = thresholds.size
@@ -553,7 +553,7 @@ def _retime(n_re, retime, flagged, demotion, active, queue, crate, csent, ctl, t
 def _demote(t, tol, crossings, nt, entry, queue, counter, csent, crate, ctl, norm, thresholds,
             full):
     """D-CLAS threshold crossings due by ``t``: demote, keeping the FIFO order of simultaneous
-    ones (Chowdhury and Stoica, SIGCOMM 2015, Section 4: FIFO inside a queue); a demotion asks
+    ones (Chowdhury and Stoica, SIGCOMM 2015: FIFO inside a queue); a demotion asks
     for a full recomputation.  Returns ``(nt, counter, full)``."""
     n_thr = thresholds.size
     nmov = 0

@@ -2,8 +2,8 @@
 
 Same model and events as :mod:`coflowopt.sim.engine` with
 :func:`coflowopt.sim.allocate.max_min_fair` at every event (per-flow max-min fairness by water
-filling: Bertsekas and Gallager, "Data Networks", 2nd ed., 1992, Section 6.5.2; the ``fair``
-baseline of Chowdhury, Zhong and Stoica, SIGCOMM 2014, Section 7), but computed on *port pairs*:
+filling: Bertsekas and Gallager, "Data Networks", 2nd ed., 1992; the ``fair``
+baseline of Chowdhury, Zhong and Stoica, SIGCOMM 2014), but computed on *port pairs*:
 flows with the same ingress and egress port get the same max-min fair rate, so the state is
 the number of active flows ``n_pq`` of each pair.  At each event the rates are found by water
 filling over the ``2 m`` ports: the port with the smallest fair share ``R_p / k_p``

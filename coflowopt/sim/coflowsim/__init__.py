@@ -2,7 +2,7 @@
 
 Most coflow papers of the last decade report numbers from CoflowSim (``coflow/coflowsim``, the
 trace-driven simulator of Varys: Chowdhury, Zhong, Stoica, "Efficient Coflow Scheduling with
-Varys", SIGCOMM 2014, section 7).  Its semantics differ from an exact fluid simulation:
+Varys", SIGCOMM 2014).  Its semantics differ from an exact fluid simulation:
 
 - a port moves exactly 1 MiB (one trace "MB") per 8 ms quantum; time advances in quanta, so
   finish times are multiples of 8 ms and a flow that finishes inside a quantum wastes the rest;
@@ -16,7 +16,7 @@ Varys", SIGCOMM 2014, section 7).  Its semantics differ from an exact fluid simu
   order, split what is left equally per flow among coflows that need a saturated port, and
   backfill in pseudo-deadline order (start + isolated duration x U[1, 2) drawn from
   ``java.util.Random(17)``, one draw per coflow in arrival order);
-- DARK (Aalo's D-CLAS: Chowdhury, Stoica, SIGCOMM 2015, section 4): 10 queues on bytes sent,
+- DARK (Aalo's D-CLAS: Chowdhury, Stoica, SIGCOMM 2015): 10 queues on bytes sent,
   first limit 10 MiB, x10, strict priority, FIFO by queue entry, updated only at events,
   per-flow equal split inside a coflow;
 - A-SEBF (not in CoflowSim; the A-SEBF paper's width-aware D-CLAS, bottleneck factor

@@ -1,5 +1,5 @@
 """The kernel of CoflowSim's FAIR (``FlowSimulator.java``, per-flow fair sharing, one of the
-flow-level baselines of Varys' evaluation: Chowdhury, Zhong, Stoica, SIGCOMM 2014, section 7):
+flow-level baselines of Varys' evaluation: Chowdhury, Zhong, Stoica, SIGCOMM 2014):
 each flow runs at ``min(C / flows at its reducer port, C / flows at its mapper port)``,
 recomputed when a flow finishes or coflows are admitted, so the loop jumps between those
 quanta.

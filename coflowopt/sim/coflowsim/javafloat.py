@@ -2,7 +2,7 @@
 jumped over whole runs of quanta, exactly, and ``java.util.Random``.
 
 CoflowSim (the trace-driven simulator of Varys: Chowdhury, Zhong, Stoica, "Efficient Coflow
-Scheduling with Varys", SIGCOMM 2014, section 7; ``coflow/coflowsim``) subtracts each flow's
+Scheduling with Varys", SIGCOMM 2014; ``coflow/coflowsim``) subtracts each flow's
 bytes per quantum ``d`` from its bytes left ``x`` every 8 ms quantum.  While ``x`` stays in one
 binade ``[2^e, 2^(e+1))`` every rounded subtraction removes the same grid multiple of ``d``, so
 a run of quanta collapses to integer arithmetic on the grid (:func:`advance`); the accumulators

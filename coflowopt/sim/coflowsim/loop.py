@@ -3,7 +3,7 @@ the completion bookkeeping of flows, reducers and jobs (progress and stop are th
 :func:`coflowopt.sim.events.progress_or_stop`).
 
 CoflowSim (``Simulator.simulate``, the trace-driven simulator of Varys: Chowdhury, Zhong,
-Stoica, SIGCOMM 2014, section 7) admits the jobs arriving in ``(T, T + epoch]`` at epoch start
+Stoica, SIGCOMM 2014) admits the jobs arriving in ``(T, T + epoch]`` at epoch start
 ``T`` and advances time in quanta; the kernels jump from event to event instead.  These loops
 keep their own admission and queues rather than :mod:`coflowopt.sim.events`': admission is by
 epoch (not at each release, no Starts-After edges) and events fall on whole quanta, so a bucket

@@ -5,7 +5,7 @@ sum of its flows (``Simulator.mergeTasksByRack``); each reducer's MB rounded up 
 then to a multiple of the mapper count, and split evenly over the mappers
 (``ReduceTask.roundToNearestNMB``: every flow a whole number of MiB, at least 1).  The static
 keys CoflowSim fixes at insertion come with it: SEBF's ``alpha`` (Varys' effective bottleneck
-Γ, Chowdhury, Zhong, Stoica, SIGCOMM 2014, section 5, with the map side at total bytes / M),
+Γ, Chowdhury, Zhong, Stoica, SIGCOMM 2014, with the map side at total bytes / M),
 SCF's and NCF's keys, and the pseudo-deadlines of the backfill (start + isolated duration x
 U[1, 2) drawn from ``java.util.Random(17)``, one draw per coflow in ``mergeTasksByRack``'s
 order).

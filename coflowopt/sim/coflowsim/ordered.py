@@ -1,9 +1,9 @@
 """The kernel of CoflowSim's coflow-level schedulers: FIFO, SCF, NCF, LCF, SEBF (Varys), DARK
 (Aalo) and A-SEBF (``CoflowSimulator.java``, ``CoflowSimulatorDark.java``).
 
-Varys: Chowdhury, Zhong, Stoica, "Efficient Coflow Scheduling with Varys", SIGCOMM 2014,
-section 5 (SEBF order, MADD, backfill); Aalo: Chowdhury, Stoica, "Efficient Coflow Scheduling
-Without Prior Knowledge", SIGCOMM 2015, section 4 (D-CLAS).  Rates are recomputed only at
+Varys: Chowdhury, Zhong, Stoica, "Efficient Coflow Scheduling with Varys", SIGCOMM 2014
+(SEBF order, MADD, backfill); Aalo: Chowdhury, Stoica, "Efficient Coflow Scheduling Without
+Prior Knowledge", SIGCOMM 2015 (D-CLAS).  Rates are recomputed only at
 events (an epoch with admissions, or a whole coflow departing) and are constant in between,
 so the kernel advances a *window* of quanta at once: the window ends at the first quantum in
 which a whole coflow departs (:func:`departure_quantum`), every flow and counter is replayed

@@ -2,8 +2,8 @@
 
 FIFO, SCF, NCF, LCF and SEBF keep a list sorted at insertion by a static key
 (``CoflowSimulator.addToSortedJobs``; SEBF's key is Varys' effective bottleneck Γ, Chowdhury,
-Zhong, Stoica, SIGCOMM 2014, section 5); DARK keeps Aalo's D-CLAS queues on bytes sent
-(Chowdhury, Stoica, SIGCOMM 2015, section 4: exponentially spaced queue limits, FIFO inside
+Zhong, Stoica, SIGCOMM 2014); DARK keeps Aalo's D-CLAS queues on bytes sent
+(Chowdhury, Stoica, SIGCOMM 2015: exponentially spaced queue limits, FIFO inside
 a queue, strict priority across queues), and A-SEBF the same queues on the bottleneck factor
 ``λ = S / W`` (bytes sent per receiver port; the A-SEBF paper's width-aware D-CLAS).
 """

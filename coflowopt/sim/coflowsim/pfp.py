@@ -1,5 +1,5 @@
 """The kernel of CoflowSim's PFP (``FlowSimulator.java``, per-flow prioritization, one of the
-flow-level baselines of Varys' evaluation: Chowdhury, Zhong, Stoica, SIGCOMM 2014, section 7):
+flow-level baselines of Varys' evaluation: Chowdhury, Zhong, Stoica, SIGCOMM 2014):
 each reducer port, in port order, serves at full rate the first flow of its list (kept sorted by
 size at insertion) whose mapper is still idle.
 

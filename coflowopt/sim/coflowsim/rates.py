@@ -1,12 +1,12 @@
 """The coflow-level rate allocations of CoflowSim's ordered schedulers.
 
 MADD (Varys' Minimum Allocation for Desired Duration: Chowdhury, Zhong, Stoica, "Efficient
-Coflow Scheduling with Varys", SIGCOMM 2014, section 5, Pseudocode 1): walking the order,
+Coflow Scheduling with Varys", SIGCOMM 2014, Pseudocode 1): walking the order,
 each coflow's flows get ``remaining / Γ`` on the free capacity (Γ its effective bottleneck),
 coflows that need a saturated port split what is left equally per flow, and backfill walks
 the coflows in (pseudo-)deadline order (``CoflowSimulator.updateRatesDynamicAlpha``).  DARK
 (Aalo's D-CLAS: Chowdhury, Stoica, "Efficient Coflow Scheduling Without Prior Knowledge",
-SIGCOMM 2015, section 4): strict priority over the queue order, each coflow splitting each
+SIGCOMM 2015): strict priority over the queue order, each coflow splitting each
 port equally among its flows there (``CoflowSimulatorDark.updateRates``).
 """
 
