@@ -18,7 +18,7 @@ from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.schedulers.registry import SchedulerInfo, get
 from coflowopt.sim.sink import RateSink
-from coflowopt.validate import Tolerance, ValidSchedule, validate
+from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = ["RunResult", "run"]
 
@@ -86,17 +86,16 @@ def run(instance: Instance, scheduler: str | SchedulerInfo, *, params: Any = Non
     p = info.make_params(params)
     info.check_supports(instance)
     c0, t0 = time.process_time(), time.perf_counter()
-    tol_used = tol or Tolerance()
     # CoflowSim semantics validate with the mode's own tolerance (its finishing rule) unless
     # the caller gives one: the sink then carries none and the outcome names the mode's
     sink = RateSink(info.streams and not keep_schedule,
-                    tol_used if info.semantics == "fluid" else tol)
+                    (tol or Tolerance()) if info.semantics == "fluid" else tol)
     out = info.impl(instance, p, sink, seed=seed, progress=progress)
     t1 = time.perf_counter()
     inst = out.instance or instance
     streamed = out.streamed
     out.meta.setdefault("scheduler", info.name)
-    valid = out.valid if streamed else validate(inst, out.schedule, out.tolerance or tol_used)
+    valid = sink.validated(instance, out)  # as it streamed, else the stored schedule now
     meta = dict(out.meta)
     t2 = time.perf_counter()
     counters = {k: meta[k] for k in _COUNTERS if k in meta}
