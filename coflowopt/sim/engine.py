@@ -182,6 +182,19 @@ def advance_rates(coflows, ptr, order, remaining, rate, volume, dt, left, has_ra
     return finished
 
 
+@njit(cache=True, inline="always")
+def rate_moved(rate, cur, f):
+    """Whether flow ``f``'s new rate ``rate[f]`` differs from its recorded ``cur[f]``.  A rate
+    that moved only by rounding (relative 1e-12) is set back to ``cur[f]`` and does not count:
+    it keeps its segment and its recorded value, in every recorder that logs rate changes."""
+    if rate[f] == cur[f]:
+        return False
+    if rate[f] > 0.0 and abs(rate[f] - cur[f]) <= 1e-12 * cur[f]:
+        rate[f] = cur[f]
+        return False
+    return True
+
+
 @njit(cache=True)
 def _record(coflows, ptr, order, rate, cur, opened, k, out_f, out_r, out_a, out_b, n, now,
             before):
@@ -193,11 +206,7 @@ def _record(coflows, ptr, order, rate, cur, opened, k, out_f, out_r, out_a, out_
             continue
         for i in range(ptr[c], ptr[c + 1]):
             f = order[i]
-            if rate[f] != cur[f]:
-                # a rate that moved only by rounding keeps its segment (and its recorded value)
-                if rate[f] > 0.0 and abs(rate[f] - cur[f]) <= 1e-12 * cur[f]:
-                    rate[f] = cur[f]
-                    continue
+            if rate_moved(rate, cur, f):
                 if cur[f] > 0.0 and opened[f] < k:
                     if n >= out_f.shape[0]:
                         return -1

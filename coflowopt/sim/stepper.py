@@ -43,7 +43,7 @@ from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.allocate import AllocState, greedy_kernel, zero_rates
-from coflowopt.sim.engine import SimulationError, advance_rates, next_completion
+from coflowopt.sim.engine import SimulationError, advance_rates, next_completion, rate_moved
 from coflowopt.sim.events import admission_heap, heap_pop, next_breakpoint, release_successors
 from coflowopt.validate import Tolerance, ValidSchedule, validate_changes
 
@@ -114,15 +114,11 @@ def _sort_ready(active, key, admitted):
 @njit(cache=True)
 def _log(coflows, ptr, order, rate, cur, k, cf, ck, cr, nc):
     """Append the rate changes of ``coflows``' flows at breakpoint ``k``; returns the count.
-    A rate that moved only by rounding keeps its recorded value (the reference engine's
-    rule)."""
+    A rate that moved only by rounding keeps its recorded value (:func:`rate_moved`)."""
     for c in coflows:
         for i in range(ptr[c], ptr[c + 1]):
             f = order[i]
-            if rate[f] != cur[f]:
-                if rate[f] > 0.0 and abs(rate[f] - cur[f]) <= 1e-12 * cur[f]:
-                    rate[f] = cur[f]
-                    continue
+            if rate_moved(rate, cur, f):
                 cf[nc] = f
                 ck[nc] = k
                 cr[nc] = rate[f]
