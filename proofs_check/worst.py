@@ -910,11 +910,9 @@ def write_worst(res: WorstResult, path: str | os.PathLike[str]) -> dict[str, str
     ratio used one) and the algorithm's (``<stem>.alg-schedule.json``); returns the paths."""
     from coflowopt.interchange import instance_to_dict, save_schedule, write_atomic
 
-    d = res.decisive
-    if res.first_defect is not None:
-        d, shape = res.first_defect
-    else:
-        shape = res.shape
+    d, shape = res.decisive, res.shape
+    if res.first_defect is not None and (d is None or judge(res.first_defect[0]) == "defect"):
+        d, shape = res.first_defect  # an invalid schedule or a crash: that instance first
     if d is None or shape is None:
         raise ValueError("write_worst: the search evaluated no instance with a ratio")
     out = {"instance": os.fspath(path)}
