@@ -160,8 +160,9 @@ def add_commands(subparsers: Any) -> None:
     w.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="a parameter of the scheduler (repeatable; VALUE as JSON if it parses)")
     w.add_argument("--assume", action="append", metavar="WHAT",
-                   help="narrow the instances: 'release 0' or 'single-stage' (repeatable; "
-                        "the entry's factor_assumes always apply)")
+                   help="'release 0' or 'single-stage' (repeatable): the class of --claim / "
+                        "--factor; without them, narrows the class of the entry's factor "
+                        "(its factor_assumes)")
     w.add_argument("--reference", choices=("opt", "lb"), default="opt",
                    help="opt: exact fluid optimum or OPT_slot (default); lb: LP lower bounds "
                         "only (upper estimates, never a violation; the worst instance is "

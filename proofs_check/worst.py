@@ -317,11 +317,13 @@ class InstanceClass:
                 + ", integer volumes, unit capacities")
 
 
-def instance_class(info: Any, assumes: tuple[str, ...] = ()) -> InstanceClass:
-    """The class the factor of registry entry ``info`` is stated for, narrowed by ``assumes``
-    (the same vocabulary as ``factor_assumes``): releases unless ``"release 0"``; job DAGs
+def instance_class(info: Any, assumes: tuple[str, ...] = (), *, own: bool = False
+                   ) -> InstanceClass:
+    """The class the factor of registry entry ``info`` is stated for (its ``factor_assumes``;
+    ``own=True``: a factor or claim given by the user, whose class ``assumes`` alone states),
+    narrowed by ``assumes`` (the same vocabulary): releases unless ``"release 0"``; job DAGs
     for an entry designed for them (``job_objective``) unless ``"single-stage"``."""
-    every = tuple(info.factor_assumes) + tuple(assumes)
+    every = tuple(assumes) + (() if own else tuple(info.factor_assumes))
     dag = bool(info.job_objective and info.multistage) and "single-stage" not in every
     return InstanceClass(releases="release 0" not in every, dag=dag)
 
@@ -654,9 +656,12 @@ def evaluate(shape: Shape, st: _Setup) -> Judged:
     why = st.info.refusal(inst)
     if why is not None:
         return Judged(refused=why)
-    if st.registry_factor and st.info.factor_for(st.metric, inst, st.params) is None:
+    covered = st.factor is not None and (
+        not st.registry_factor or st.info.factor_for(st.metric, inst, st.params) is not None)
+    if st.factor is not None and not covered and st.claim is None:
         return Judged(refused="outside the class the factor is stated for")
-    j = Judged(factor=st.factor.value(inst) if st.factor else None,
+    # with a claim the class is the claim's: the proven factor is compared where it applies
+    j = Judged(factor=st.factor.value(inst) if covered else None,
                claim=st.claim.value(inst) if st.claim else None)
     try:
         alg, v, problem = run_validated(st.info, inst, st.metric, seed=st.seed, **st.params)
@@ -718,6 +723,7 @@ class WorstResult:
     seconds: float = 0.0
     stopped_by: str = "evaluations"
     history: list[tuple[int, float]] = field(default_factory=list)
+    factor_class: tuple[str, ...] = ()
 
     @property
     def decisive(self) -> Judged | None:
@@ -765,8 +771,9 @@ def _setup(algorithm: Any, *, metric: str | None, params: Mapping[str, Any] | No
     else:
         fac = None
     cl = parse_factor(claim, "claimed") if claim is not None else None
-    return _Setup(info, metric, p, fac, cl, instance_class(info, assumes), reference, search,
-                  int(seed), registry_factor=factor is None and fac is not None)
+    own = factor is not None or cl is not None
+    return _Setup(info, metric, p, fac, cl, instance_class(info, assumes, own=own), reference,
+                  search, int(seed), registry_factor=factor is None and fac is not None)
 
 
 def find_worst(algorithm: Any, *, evaluations: int | None = None, seconds: float | None = None,
@@ -782,8 +789,10 @@ def find_worst(algorithm: Any, *, evaluations: int | None = None, seconds: float
     least one of them; the search stops at whichever comes first).  ``claim``: a claimed,
     unproven factor (``"3"``, ``"2 + 1/LB"``); ``factor``: replaces the registry's proven
     factor text (e.g. when it is prose).  ``params``: the algorithm's parameters (its
-    ``factor_params`` are applied first).  ``assumes``: narrows the class further (``"release
-    0"``, ``"single-stage"``: for a claim stated for that class).  ``metric``: defaults to the
+    ``factor_params`` are applied first).  ``assumes``: the class of a ``claim`` or ``factor``
+    (``"release 0"``, ``"single-stage"``); without either, it narrows the class of the
+    registry's factor (its ``factor_assumes``).  With a claim, the proven factor is compared
+    on the instances it covers.  ``metric``: defaults to the
     entry's ``factor_metric``.  ``reference``: ``"opt"`` (fluid optimum or ``OPT_slot``) or
     ``"lb"`` (LP lower bounds only; the worst point is then re-evaluated against the optimum).
     ``start``: the first point (default: a random one).  ``progress(result)``: called after
@@ -796,6 +805,9 @@ def find_worst(algorithm: Any, *, evaluations: int | None = None, seconds: float
                 assumes=tuple(assumes), reference=reference, search=P, seed=seed)
     res = WorstResult(st.info.name, st.metric, st.params, st.factor, st.claim, st.cls,
                       reference, st.seed, P)
+    if st.registry_factor:
+        res.factor_class = tuple(st.info.factor_assumes) + tuple(
+            f"{k}={v!r}" for k, v in st.info.factor_params)
     rng = np.random.default_rng([int(seed), 32])
     cache: dict[Shape, Judged] = {}
     t0 = time.perf_counter()
@@ -893,7 +905,7 @@ def summary_dict(res: WorstResult) -> dict[str, Any]:
         "refused": res.refused, "restarts": res.restarts, "time_limited": res.time_limited,
         "by_estimate": res.by_estimate, "seconds": round(res.seconds, 3),
         "stopped_by": res.stopped_by, "history": res.history,
-        "search_params": res.search.to_dict(),
+        "factor_class": list(res.factor_class), "search_params": res.search.to_dict(),
     }
 
 
@@ -960,7 +972,9 @@ def format_worst(res: WorstResult) -> str:
     f, c = res.factor, res.claim
     lines.append(f"algorithm {res.algorithm}: {res.metric}, params {res.params or '{}'}; "
                  f"instances: {res.cls.describe()}")
-    lines.append("factor: " + (f.label if f is not None else "none registered for this metric")
+    stated = f"; stated for {', '.join(res.factor_class)}" if res.factor_class else ""
+    lines.append("factor: " + (f.label + stated if f is not None
+                               else "none registered for this metric")
                  + ("" if f is None or f.expr is not None else " (no constant: nothing to "
                     "break)"))
     if c is not None:
