@@ -192,14 +192,27 @@ def _leading_expression(text: str) -> str | None:
     return None
 
 
+# prose such as "4 x LP without releases, 5 x LP with them": the expression before each phrase
+_WITHOUT = re.compile(r"(\S+)(?:\s+(?:x|×)\s+\w+)?\s+without\s+release")
+_WITH = re.compile(r"(\S+)(?:\s+(?:x|×)\s+\w+)?\s+with\s+(?:release|them)")
+
+
+def _expression_before(rx: re.Pattern[str], text: str) -> str | None:
+    m = rx.search(text)
+    if m is None:
+        return None
+    return _leading_expression(m.group(1).strip(",;:"))
+
+
 def parse_factor(text: str | None, status: str = "proven", source: str = "R") -> Factor | None:
     """A :class:`Factor` from a registry or command-line text; ``None`` for no factor.
 
     ``"O(...)"`` has no constant (``expr=None``); ``"A / B"`` (a slash between spaces, as the
-    ordering-LP factors "4 / 5" are written) is ``A`` with every release 0 and ``B`` with
-    releases; otherwise the leading arithmetic expression in ``m`` (ports), ``n`` (coflows),
-    ``mu`` (coflows per job) and ``LB`` (:func:`chen_lb`) is the factor.  ``ValueError`` when
-    no expression can be read.
+    ordering-LP factors "4 / 5" are written) and prose ``"... A x LP without releases, B x LP
+    with them ..."`` are ``A`` with every release 0 and ``B`` with releases; otherwise the
+    first arithmetic expression in ``m`` (ports), ``n`` (coflows), ``mu`` (coflows per job)
+    and ``LB`` (:func:`chen_lb`) is the factor (``"1 (exact, one coflow)"`` is 1).
+    ``ValueError`` when no expression can be read.
     """
     if text is None or text.strip() in ("", "-"):
         return None
@@ -211,7 +224,12 @@ def parse_factor(text: str | None, status: str = "proven", source: str = "R") ->
         a, b = (_leading_expression(p) for p in parts)
         if a is not None and b is not None and a == parts[0].strip():
             return Factor(t, status, source, a, b)
-    expr = _leading_expression(t)
+    pair = [_expression_before(rx, t) for rx in (_WITHOUT, _WITH)]
+    if pair[0] is not None and pair[1] is not None:
+        return Factor(t, status, source, pair[0], pair[1])
+    words = t.split()
+    expr = next((e for k in range(len(words))
+                 if (e := _leading_expression(" ".join(words[k:]))) is not None), None)
     if expr is None:
         raise ValueError(f"factor {text!r}: no arithmetic expression to read (names allowed: "
                          f"{', '.join(NAMES)})")
@@ -409,27 +427,32 @@ def _with_coflow(s: Shape, j: int, c: int, flows: list[Flow] | None) -> Shape:
     return _with_job(s, j, replace(job, coflows=cfs, edges=edges))
 
 
-def _move_volume(rng: np.random.Generator, s: Shape, P: WorstParams,
-                 cls: InstanceClass) -> Shape | None:
+def _edit_flow(rng: np.random.Generator, s: Shape, change: Callable[[Flow], Flow]) -> Shape:
+    """``s`` with one uniformly chosen flow replaced by ``change(flow)``."""
     j, c = _pick(rng, s)
     flows = list(s.jobs[j].coflows[c])
     i = int(rng.integers(len(flows)))
-    a, b, v = flows[i]
-    step = int(rng.integers(3))
-    v = v + 1 if step == 0 else v - 1 if step == 1 else int(rng.integers(1, P.vmax + 1))
-    flows[i] = (a, b, v)
+    flows[i] = change(flows[i])
     return _with_coflow(s, j, c, flows)
+
+
+def _move_volume(rng: np.random.Generator, s: Shape, P: WorstParams,
+                 cls: InstanceClass) -> Shape | None:
+    def change(f: Flow) -> Flow:
+        step = int(rng.integers(3))
+        v = f[2] + 1 if step == 0 else f[2] - 1 if step == 1 else int(rng.integers(1, P.vmax + 1))
+        return (f[0], f[1], v)
+
+    return _edit_flow(rng, s, change)
 
 
 def _move_port(rng: np.random.Generator, s: Shape, P: WorstParams,
                cls: InstanceClass) -> Shape | None:
-    j, c = _pick(rng, s)
-    flows = list(s.jobs[j].coflows[c])
-    i = int(rng.integers(len(flows)))
-    a, b, v = flows[i]
-    p = int(rng.integers(s.ports))
-    flows[i] = (p, b, v) if rng.random() < 0.5 else (a, p, v)
-    return _with_coflow(s, j, c, flows)
+    def change(f: Flow) -> Flow:
+        p = int(rng.integers(s.ports))
+        return (p, f[1], f[2]) if rng.random() < 0.5 else (f[0], p, f[2])
+
+    return _edit_flow(rng, s, change)
 
 
 def _move_add_flow(rng: np.random.Generator, s: Shape, P: WorstParams,
@@ -636,16 +659,20 @@ def _soft_errors() -> tuple[type[BaseException], ...]:
 
 @dataclass(frozen=True)
 class _Setup:
+    """What every evaluation of one search shares (``registry_factor``: the proven factor is
+    the entry's, so :meth:`~coflowopt.schedulers.SchedulerInfo.factor_for` says where it
+    applies)."""
+
     info: Any
-    metric: str
-    params: dict[str, Any]
     factor: Factor | None
     claim: Factor | None
+    registry_factor: bool
+    metric: str
+    params: dict[str, Any]
     cls: InstanceClass
-    reference: str
     P: WorstParams
+    reference: str
     seed: int
-    registry_factor: bool = False
 
 
 def evaluate(shape: Shape, st: _Setup) -> Judged:
@@ -772,8 +799,8 @@ def _setup(algorithm: Any, *, metric: str | None, params: Mapping[str, Any] | No
         fac = None
     cl = parse_factor(claim, "claimed") if claim is not None else None
     own = factor is not None or cl is not None
-    return _Setup(info, metric, p, fac, cl, instance_class(info, assumes, own=own), reference,
-                  search, int(seed), registry_factor=factor is None and fac is not None)
+    return _Setup(info, fac, cl, factor is None and fac is not None, metric, p,
+                  instance_class(info, assumes, own=own), search, reference, int(seed))
 
 
 def find_worst(algorithm: Any, *, evaluations: int | None = None, seconds: float | None = None,

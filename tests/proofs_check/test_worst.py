@@ -79,6 +79,10 @@ def test_factor_texts() -> None:
     # LB = min_k (r_k + rho_k): coflow 0: 1 + 2, coflow 1: 0 + 4 (ingress 1 carries 3 + 1)
     assert chen_lb(inst) == 3.0
     assert parse_factor("2 + 1/LB", "claimed").value(inst) == pytest.approx(2 + 1 / 3)
+    # registry prose (the LP-rounding entries' texts): 4 with every release 0, 5 with releases
+    f = parse_factor("proven (our reconstruction) 4 x LP without releases, 5 x LP with them, "
+                     "(2+eps) x LP asymptotically", "proven", "C")
+    assert (f.expr, f.with_releases, f.value(inst)) == ("4", "5", 5.0)
     assert parse_factor(None) is None
     with pytest.raises(ValueError, match="no arithmetic expression"):
         parse_factor("__import__('os')")
