@@ -124,7 +124,12 @@ def markdown(rows: list[dict[str, Any]], command: str, load: str) -> str:
         "verdict | evaluations (distinct) | s |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+    skipped: dict[str, list[str]] = {}
     for r in rows:
+        if r["skip"]:
+            what = r["name"] + (f" (claim {r['claim_text']})" if r["claim_text"] else "")
+            skipped.setdefault(r["skip"], []).append(what)
+            continue
         f = r.get("factor") if isinstance(r.get("factor"), dict) else None
         proven = (f"{f['text']} [{f['source']}]" if f else r["note"] if not r["claim_text"]
                   else "-")
@@ -132,14 +137,13 @@ def markdown(rows: list[dict[str, Any]], command: str, load: str) -> str:
                                                                              "g"):
             proven += f" (= {r['factor_value']:.4g} here)"
         claim = "-" if not r["claim_text"] else f"{r['claim_text']} ({r['note']})"
-        if r["skip"]:
-            lines.append(f"| {r['name']} | - | {proven} | {claim} | - | - | "
-                         f"not searched: {r['skip']} | - | - |")
-            continue
         lines.append(
             f"| {r['name']} | {r['class']} | {proven} | {claim} | {_cell(r['ratio'])} | "
             f"{r['estimate']} | {r['verdict']} | {r['evaluations']} ({r['distinct_instances']})"
             f" | {r['seconds']:.0f} |")
+    if skipped:
+        lines.append("")
+        lines += [f"Not searched ({why}): {', '.join(names)}." for why, names in skipped.items()]
     return "\n".join(lines) + "\n"
 
 
