@@ -44,6 +44,11 @@ def cmd_worst(args: argparse.Namespace) -> int:
 
     try:
         params = dict(_param(t) for t in args.param or [])
+        start = None
+        if args.start:
+            from coflowopt.interchange import load_instance
+
+            start = load_instance(args.start)
         print(f"coflowopt verify --worst {args.worst} (seed {args.seed}, "
               + (f"{args.evaluations} evaluations" if args.evaluations is not None else "")
               + (", " if args.evaluations is not None and seconds is not None else "")
@@ -51,8 +56,8 @@ def cmd_worst(args: argparse.Namespace) -> int:
         res = find_worst(args.worst, evaluations=args.evaluations, seconds=seconds,
                          seed=args.seed, claim=args.claim, factor=args.factor, params=params,
                          assumes=tuple(args.assume or ()), metric=args.metric,
-                         reference=args.reference, progress=progress)
-    except (KeyError, ValueError, ParamsError) as exc:
+                         reference=args.reference, start=start, progress=progress)
+    except (KeyError, ValueError, ParamsError, OSError) as exc:
         msg = exc.args[0] if exc.args else str(exc)
         print(f"coflowopt verify: error: {msg}", file=sys.stderr)
         return 2
@@ -167,6 +172,8 @@ def add_commands(subparsers: Any) -> None:
                    help="opt: exact fluid optimum or OPT_slot (default); lb: LP lower bounds "
                         "only (upper estimates, never a violation; the worst instance is "
                         "re-evaluated against the optimum)")
+    w.add_argument("--start", metavar="FILE", help="start from this instance (interchange "
+                   "JSON, e.g. a known bad case or a file --out wrote) instead of a random one")
     w.add_argument("--metric", choices=("weighted_completion", "weighted_jct", "makespan"),
                    help="the objective (default: the entry's factor metric)")
     s.set_defaults(func=cmd_verify)

@@ -74,6 +74,7 @@ __all__ = [
     "parse_factor",
     "perturb",
     "random_shape",
+    "shape_of",
     "summary_dict",
     "write_worst",
 ]
@@ -374,6 +375,54 @@ def _flow(rng: np.random.Generator, m: int, vmax: int) -> Flow:
 def _coflow(rng: np.random.Generator, m: int, P: WorstParams) -> tuple[Flow, ...]:
     k = int(rng.integers(1, min(3, P.flows_per_coflow) + 1))
     return tuple(sorted(_flow(rng, m, min(P.vmax, 3)) for _ in range(k)))
+
+
+def shape_of(instance: Instance, dag: bool) -> Shape:
+    """The search point of ``instance`` (to start a search from a known instance): integer
+    volumes, weights and releases and unit capacities required (``ValueError`` naming the
+    field otherwise).  ``dag=False``: one coflow per job, its own weight and release."""
+    inst = instance
+    if not inst.fabric.is_uniform or not np.all(inst.fabric.capacity_in == 1.0):
+        raise ValueError("start instance: the finder uses unit capacities")
+    cols = {"flows.volume": inst.flow_volume, "coflows.weight": inst.coflow_weight,
+            "coflows.release": inst.coflow_release, "jobs.weight": inst.job_weight,
+            "jobs.release": inst.job_release}
+    for name, col in cols.items():
+        if np.any(col != np.round(col)):
+            raise ValueError(f"start instance: {name} must be integers for the finder")
+    flows = [tuple(sorted((int(inst.flow_src[i]), int(inst.flow_dst[i]),
+                           int(inst.flow_volume[i])) for i in inst.flows_of(c)))
+             for c in range(inst.n_coflows)]
+    if not dag:
+        if inst.starts_after.shape[0]:
+            raise ValueError("start instance: has precedence edges, the class is single-stage")
+        return Shape(inst.ports, tuple(
+            Job((flows[c],), int(inst.coflow_weight[c]), int(inst.release[c]))
+            for c in range(inst.n_coflows)))
+    jobs = []
+    for j in range(inst.n_jobs):
+        members = np.flatnonzero(inst.coflow_job == j)
+        pos = {int(c): k for k, c in enumerate(members)}
+        edges = tuple(sorted((pos[int(a)], pos[int(b)]) for a, b in inst.starts_after
+                             if int(a) in pos))
+        jobs.append(Job(tuple(flows[c] for c in members), int(inst.job_weight[j]),
+                        int(inst.job_release[j]), edges))
+    return Shape(inst.ports, tuple(jobs))
+
+
+def _widened(P: WorstParams, s: Shape) -> WorstParams:
+    """``P`` widened just enough to contain ``s`` (a start point outside the bounds)."""
+    c = [len(f) for j in s.jobs for f in j.coflows]
+    return P.replace(
+        ports=(min(P.ports[0], s.ports), max(P.ports[1], s.ports)),
+        coflows=(min(P.coflows[0], s.n_coflows), max(P.coflows[1], s.n_coflows)),
+        flows_per_coflow=max(P.flows_per_coflow, *c), flows=max(P.flows, s.n_flows),
+        vmax=max([P.vmax] + [v for j in s.jobs for f in j.coflows for _, _, v in f]),
+        wmax=max(P.wmax, *(j.weight for j in s.jobs)),
+        rmax=max(P.rmax, *(j.release for j in s.jobs)),
+        horizon=max(P.horizon, sum(v for j in s.jobs for f in j.coflows for _, _, v in f)
+                    + max(j.release for j in s.jobs)),
+        coflows_per_job=max(P.coflows_per_job, *(len(j.coflows) for j in s.jobs)))
 
 
 def random_shape(rng: np.random.Generator, P: WorstParams, cls: InstanceClass) -> Shape:
@@ -807,7 +856,7 @@ def find_worst(algorithm: Any, *, evaluations: int | None = None, seconds: float
                seed: int = 0, claim: str | None = None, factor: str | None = None,
                params: Mapping[str, Any] | None = None, assumes: tuple[str, ...] = (),
                metric: str | None = None, reference: str = "opt",
-               search: WorstParams | None = None, start: Shape | None = None,
+               search: WorstParams | None = None, start: Shape | Instance | None = None,
                progress: Callable[[WorstResult], None] | None = None) -> WorstResult:
     """Search for the instance with the worst ALG / OPT of ``algorithm`` (a registry name or
     entry).
@@ -822,7 +871,9 @@ def find_worst(algorithm: Any, *, evaluations: int | None = None, seconds: float
     on the instances it covers.  ``metric``: defaults to the
     entry's ``factor_metric``.  ``reference``: ``"opt"`` (fluid optimum or ``OPT_slot``) or
     ``"lb"`` (LP lower bounds only; the worst point is then re-evaluated against the optimum).
-    ``start``: the first point (default: a random one).  ``progress(result)``: called after
+    ``start``: the first point (a :class:`Shape` or an
+    :class:`~coflowopt.model.Instance`, e.g. a known bad instance; the bounds widen to contain
+    it; default: a random one).  ``progress(result)``: called after
     every evaluation.
     """
     if evaluations is None and seconds is None:
@@ -830,6 +881,13 @@ def find_worst(algorithm: Any, *, evaluations: int | None = None, seconds: float
     P = search or WorstParams()
     st = _setup(algorithm, metric=metric, params=params, factor=factor, claim=claim,
                 assumes=tuple(assumes), reference=reference, search=P, seed=seed)
+    if isinstance(start, Instance):
+        start = shape_of(start, st.cls.dag)
+    if start is not None:
+        if not st.cls.releases and any(j.release for j in start.jobs):
+            raise ValueError("start instance: has releases, the class is every release 0")
+        P = _widened(P, start)
+        st = replace(st, P=P)
     res = WorstResult(st.info.name, st.metric, st.params, st.factor, st.claim, st.cls,
                       reference, st.seed, P)
     if st.registry_factor:

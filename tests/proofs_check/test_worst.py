@@ -22,6 +22,7 @@ from coflowopt.proofs_check.worst import (
     parse_factor,
     perturb,
     random_shape,
+    shape_of,
     write_worst,
 )
 from coflowopt.schedulers import get, register
@@ -103,6 +104,7 @@ def test_the_search_stays_in_the_class() -> None:
                 assert not np.any(inst.release)
             if not cls.dag:
                 assert inst.starts_after.shape[0] == 0
+        assert shape_of(inst, cls.dag) == s   # a known instance can start a search
     # sincronia's 4 is for release 0, single-stage; om-lp's 2m+1 for job DAGs with releases
     assert instance_class(get("sincronia")).releases is False
     assert instance_class(get("om-lp")).dag and instance_class(get("om-lp")).releases
@@ -130,6 +132,13 @@ def test_toy_ratio_in_closed_form(toy) -> None:
         assert (j.alg, j.opt) == (1 + 2 * w, w + 2)
         assert j.ratio == pytest.approx((2 * w + 1) / (w + 2))
         assert (j.estimate, j.reference) == ("exact", "OPT (fluid, exact)")
+
+
+def test_start_from_a_file(toy, tmp_path, capsys) -> None:
+    path = tmp_path / "two.json"
+    co.interchange.save_instance(_two_on_one_port(100).instance(False), path)  # above wmax
+    assert main(["verify", "--worst", TOY, "--evaluations", "1", "--start", str(path)]) == 1
+    assert "201 / 102" in capsys.readouterr().out      # ALG = 1 + 2W, OPT = W + 2 at W = 100
 
 
 def test_finder_finds_the_toy_violation_fast(toy, capsys) -> None:
