@@ -21,6 +21,7 @@ __all__ = [
     "example2",
     "example4",
     "flow_order_ex4",
+    "flow_order_found",
     "random_coflow",
     "random_dag_jobs",
     "random_single_stage",
@@ -200,4 +201,18 @@ def flow_order_ex4(W: float = 1000.0) -> Instance:
         CoflowSpec([(2, 0, 6.0), (2, 2, 2.0)], id="c1", weight=W),
         CoflowSpec([(0, 0, 2.0), (0, 2, 3.0), (2, 2, 4.0)], id="c2"),
         CoflowSpec([(1, 1, 2.0), (1, 2, 4.0)], id="c3"),
+    ])
+
+
+def flow_order_found() -> Instance:
+    """A second counterexample [C] to Chen's claimed ``2 + 1/LB`` (arXiv 2311.11296), found
+    by ``coflowopt verify --worst lp-flow-order --claim "2 + 1/LB" --assume "release 0"
+    --evaluations 2130`` (seed 0) on our reconstruction of the flow order: three coflows, all
+    releases 0, weights (1, 1, 50), every coflow's isolation time 10, so ``LB = 10`` and the
+    claim is 2.1; measured ALG = 1174 against the fluid optimum 533, a ratio of 2.203.
+    Ingress 2 carries parallel flows; port 3 is unused (as found)."""
+    return build_instance(4, coflows=[
+        CoflowSpec([(0, 0, 5.0), (1, 0, 5.0), (2, 1, 1.0)], id="c0"),
+        CoflowSpec([(0, 2, 3.0), (2, 1, 4.0), (2, 2, 3.0), (2, 2, 3.0)], id="c1"),
+        CoflowSpec([(0, 1, 3.0), (0, 1, 3.0), (0, 2, 4.0), (2, 2, 5.0)], id="c2", weight=50.0),
     ])

@@ -84,6 +84,11 @@ def test_factor_texts() -> None:
     f = parse_factor("proven (our reconstruction) 4 x LP without releases, 5 x LP with them, "
                      "(2+eps) x LP asymptotically", "proven", "C")
     assert (f.expr, f.with_releases, f.value(inst)) == ("4", "5", 5.0)
+    # the counterexamples' LB by hand: Ex 4's c0 puts 3 + 2 on egress 0; every coflow of the
+    # found one has a port carrying 10
+    from coflowopt.proofs_check.instances import flow_order_ex4, flow_order_found
+
+    assert (chen_lb(flow_order_ex4()), chen_lb(flow_order_found())) == (5.0, 10.0)
     assert parse_factor(None) is None
     with pytest.raises(ValueError, match="no arithmetic expression"):
         parse_factor("__import__('os')")
