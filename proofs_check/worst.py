@@ -722,6 +722,7 @@ class _Setup:
     P: WorstParams
     reference: str
     seed: int
+    note: str = ""
 
 
 def evaluate(shape: Shape, st: _Setup) -> Judged:
@@ -800,6 +801,7 @@ class WorstResult:
     stopped_by: str = "evaluations"
     history: list[tuple[int, float]] = field(default_factory=list)
     factor_class: tuple[str, ...] = ()
+    factor_note: str = ""
 
     @property
     def decisive(self) -> Judged | None:
@@ -836,6 +838,7 @@ def _setup(algorithm: Any, *, metric: str | None, params: Mapping[str, Any] | No
         raise ValueError(f"metric: expected one of {METRICS}, got {metric!r}")
     p = dict(info.factor_params)
     p.update(params or {})
+    note = ""
     info.make_params(p)  # unknown or ill-typed parameters fail here, before any work
     if factor is not None:
         fac = parse_factor(factor, "proven", "C")
@@ -844,12 +847,16 @@ def _setup(algorithm: Any, *, metric: str | None, params: Mapping[str, Any] | No
         probe = info.make_params(p)
         if any(getattr(probe, k) != v for k, v in info.factor_params):
             fac = None  # the factor needs parameter values this run does not use
+            note = (f"the registered factor {info.factor_label} needs "
+                    + ", ".join(f"{k}={v!r}" for k, v in info.factor_params))
     else:
         fac = None
+        if info.factor is not None:
+            note = f"the registered factor {info.factor_label} bounds {info.objective}"
     cl = parse_factor(claim, "claimed") if claim is not None else None
     own = factor is not None or cl is not None
     return _Setup(info, fac, cl, factor is None and fac is not None, metric, p,
-                  instance_class(info, assumes, own=own), search, reference, int(seed))
+                  instance_class(info, assumes, own=own), search, reference, int(seed), note)
 
 
 def find_worst(algorithm: Any, *, evaluations: int | None = None, seconds: float | None = None,
@@ -890,6 +897,7 @@ def find_worst(algorithm: Any, *, evaluations: int | None = None, seconds: float
         st = replace(st, P=P)
     res = WorstResult(st.info.name, st.metric, st.params, st.factor, st.claim, st.cls,
                       reference, st.seed, P)
+    res.factor_note = st.note
     if st.registry_factor:
         res.factor_class = tuple(st.info.factor_assumes) + tuple(
             f"{k}={v!r}" for k, v in st.info.factor_params)
@@ -1059,7 +1067,8 @@ def format_worst(res: WorstResult) -> str:
                  f"instances: {res.cls.describe()}")
     stated = f"; stated for {', '.join(res.factor_class)}" if res.factor_class else ""
     lines.append("factor: " + (f.label + stated if f is not None
-                               else "none registered for this metric")
+                               else "none applies" + (f" ({res.factor_note})"
+                                                      if res.factor_note else ""))
                  + ("" if f is None or f.expr is not None else " (no constant: nothing to "
                     "break)"))
     if c is not None:
