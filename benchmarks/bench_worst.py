@@ -70,7 +70,7 @@ def plan(include_no_constant: bool = False, only: list[str] | None = None
         f = parse_factor(info.factor, "proven", info.factor_source)
         skip = None
         if info.factor_metric not in METRICS:
-            skip = "its factor names no metric (factor_metric): " + info.objective
+            skip = "no factor_metric: its factor is about " + info.objective
         elif f is not None and f.expr is None and not include_no_constant:
             skip = "no constant (O(.) only): nothing to break"
         rows.append({"name": name, "factor_text": None, "claim_text": None, "assumes": (),
@@ -131,11 +131,11 @@ def markdown(rows: list[dict[str, Any]], command: str, load: str) -> str:
             skipped.setdefault(r["skip"], []).append(what)
             continue
         f = r.get("factor") if isinstance(r.get("factor"), dict) else None
-        proven = (f"{f['text']} [{f['source']}]" if f else r["note"] if not r["claim_text"]
+        short = f and (f"{f['expr']} / {f['with_releases']}" if f["with_releases"] else f["text"])
+        proven = (f"{short} [{f['source']}]" if f else r["note"] if not r["claim_text"]
                   else "-")
-        if r.get("factor_value") is not None and f and f["text"] != _cell(r["factor_value"],
-                                                                             "g"):
-            proven += f" (= {r['factor_value']:.4g} here)"
+        if r.get("factor_value") is not None and f and short != _cell(r["factor_value"], "g"):
+            proven += f" ({r['factor_value']:.4g} here)"
         claim = "-" if not r["claim_text"] else f"{r['claim_text']} ({r['note']})"
         lines.append(
             f"| {r['name']} | {r['class']} | {proven} | {claim} | {_cell(r['ratio'])} | "
