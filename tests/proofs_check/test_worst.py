@@ -139,6 +139,30 @@ def test_toy_ratio_in_closed_form(toy) -> None:
         assert (j.estimate, j.reference) == ("exact", "OPT (fluid, exact)")
 
 
+def _half_served(instance, *, seed=None):
+    """Serves only half of every flow: an invalid schedule."""
+    half = instance.replace_flows(instance.flow_src, instance.flow_dst,
+                                  instance.flow_volume / 2, instance.flow_coflow)
+    return order_schedule(half, priority=half.coflow_weight)
+
+
+def test_an_invalid_schedule_is_a_defect(tmp_path, capsys) -> None:
+    register("worst-test-half", kind="offline", clairvoyant=True,
+             starts_after=False)(_half_served)
+    try:
+        res = find_worst("worst-test-half", evaluations=3, seed=0)
+        code = main(["verify", "--worst", "worst-test-half", "--evaluations", "3",
+                     "--out", str(tmp_path / "bad.json")])
+    finally:
+        unregister("worst-test-half")
+    assert res.verdict == "defect" and "infeasible schedule" in res.first_defect[0].defect
+    out = capsys.readouterr().out
+    assert code == 1 and "!!! DEFECT" in out and "infeasible schedule" in out
+    # the offending instance is written, without schedules (there is no valid one)
+    inst, info, opt = check_written(tmp_path / "bad.json")
+    assert info["verdict"] == "defect" and opt is None and inst.n_coflows >= 2
+
+
 def test_start_from_a_file(toy, tmp_path, capsys) -> None:
     path = tmp_path / "two.json"
     co.interchange.save_instance(_two_on_one_port(100).instance(False), path)  # above wmax
