@@ -859,6 +859,12 @@ def _setup(algorithm: Any, *, metric: str | None, params: Mapping[str, Any] | No
                   instance_class(info, assumes, own=own), search, reference, int(seed), note)
 
 
+def _drop_schedules(j: Judged, res: WorstResult) -> None:
+    """Forget ``j``'s schedules unless it is the worst point or the first defect."""
+    if j is not res.worst and (res.first_defect is None or j is not res.first_defect[0]):
+        j.alg_schedule = j.opt_schedule = None
+
+
 def find_worst(algorithm: Any, *, evaluations: int | None = None, seconds: float | None = None,
                seed: int = 0, claim: str | None = None, factor: str | None = None,
                params: Mapping[str, Any] | None = None, assumes: tuple[str, ...] = (),
@@ -875,13 +881,12 @@ def find_worst(algorithm: Any, *, evaluations: int | None = None, seconds: float
     ``factor_params`` are applied first).  ``assumes``: the class of a ``claim`` or ``factor``
     (``"release 0"``, ``"single-stage"``); without either, it narrows the class of the
     registry's factor (its ``factor_assumes``).  With a claim, the proven factor is compared
-    on the instances it covers.  ``metric``: defaults to the
-    entry's ``factor_metric``.  ``reference``: ``"opt"`` (fluid optimum or ``OPT_slot``) or
-    ``"lb"`` (LP lower bounds only; the worst point is then re-evaluated against the optimum).
-    ``start``: the first point (a :class:`Shape` or an
-    :class:`~coflowopt.model.Instance`, e.g. a known bad instance; the bounds widen to contain
-    it; default: a random one).  ``progress(result)``: called after
-    every evaluation.
+    on the instances it covers.  ``metric``: defaults to the entry's ``factor_metric``.
+    ``reference``: ``"opt"`` (fluid optimum or ``OPT_slot``) or ``"lb"`` (LP lower bounds only;
+    the worst point is then re-evaluated against the optimum).  ``start``: the first point (a
+    :class:`Shape` or an :class:`~coflowopt.model.Instance`, e.g. a known bad instance; the
+    bounds widen to contain it; default: a random one).  ``search``: the bounds and knobs
+    (:class:`WorstParams`).  ``progress(result)``: called after every evaluation.
     """
     if evaluations is None and seconds is None:
         raise ValueError("find_worst: give evaluations, seconds or both")
@@ -919,8 +924,11 @@ def find_worst(algorithm: Any, *, evaluations: int | None = None, seconds: float
             res.first_defect = (j, s)
         usable = j.ratio is not None and (reference == "lb" or j.sound)
         if usable and (res.worst is None or j.score() > res.worst.score() + 1e-12):
+            if res.worst is not None:
+                _drop_schedules(res.worst, res)
             res.worst, res.shape = j, s
             res.history.append((res.evaluations, float(j.ratio)))  # type: ignore[arg-type]
+        _drop_schedules(j, res)  # memory stays flat over long searches
         if progress is not None:
             progress(res)
         return j
