@@ -842,6 +842,7 @@ def _setup(algorithm: Any, *, metric: str | None, params: Mapping[str, Any] | No
     info.make_params(p)  # unknown or ill-typed parameters fail here, before any work
     if factor is not None:
         fac = parse_factor(factor, "proven", "C")
+        note = "given with --factor, in place of the registry's"
     elif info.factor is not None and metric == info.factor_metric:
         fac = parse_factor(info.factor, "proven", info.factor_source)
         probe = info.make_params(p)
@@ -1074,6 +1075,8 @@ def format_worst(res: WorstResult) -> str:
     lines.append(f"algorithm {res.algorithm}: {res.metric}, params {res.params or '{}'}; "
                  f"instances: {res.cls.describe()}")
     stated = f"; stated for {', '.join(res.factor_class)}" if res.factor_class else ""
+    if f is not None and res.factor_note:
+        stated += f"; {res.factor_note}"
     lines.append("factor: " + (f.label + stated if f is not None
                                else "none applies" + (f" ({res.factor_note})"
                                                       if res.factor_note else ""))
