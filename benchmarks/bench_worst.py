@@ -8,7 +8,10 @@ One row per search, run one after another in this process, each with the same bu
   (``factor_metric``), searched in the class its factor is stated for (``factor_assumes``,
   ``factor_params``);
 - :data:`EXTRA`: proven factors the registry text does not carry (Approximate's 5 with
-  releases: Shafiee and Ghaderi, ToN 2018 [R], against our reconstructed LP [C]);
+  releases: Shafiee and Ghaderi, ToN 2018 [R], against our reconstructed LP [C]; Yosemite's
+  realised weighted CCT within 4 x OPT [C], where its registered 2 bounds the relaxed order
+  cost of Zhang et al.'s draft);
+- :data:`REPORTED`: entries with no factor at all (IAOA), whose worst ratio is reported;
 - :data:`CLAIMS`: claimed, unproven factors of registered entries, as findings (Chen, arXiv
   2311.11296: 3 with releases and 2 + 1/LB without, for ordering flows by the LP; Rohwedder and
   Schnaars, ICALP 2025: 140/41 without releases and 4.36 with them, for the paper's own
@@ -48,6 +51,12 @@ from coflowopt.schedulers import registry
 #: proven factors the registry's text does not carry: (name, factor, assumes, note)
 EXTRA: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("approximate", "5", (), "with releases (ToN 2018 [R], LP ours [C])"),
+    # its registered 2 bounds the relaxed order cost, not a schedule's metric
+    ("yosemite", "4", ("release 0",), "realised weighted CCT [C]"),
+)
+#: entries without a factor whose worst ratio is worth a row: (name, note)
+REPORTED: tuple[tuple[str, str], ...] = (
+    ("iaoa", "none (online, information-agnostic: no constant factor exists)"),
 )
 #: claimed, unproven factors: (name, claim, assumes, who)
 CLAIMS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
@@ -77,7 +86,12 @@ def plan(include_no_constant: bool = False, only: list[str] | None = None
                      "note": info.factor_label, "skip": skip})
     for name, factor, assumes, note in EXTRA:
         rows.append({"name": name, "factor_text": factor, "claim_text": None, "assumes": assumes,
-                     "note": note, "skip": None if name in reg else "not registered"})
+                     "note": note, "skip": None if name in reg else "not registered in this "
+                     "tree"})
+    for name, note in REPORTED:
+        rows.append({"name": name, "factor_text": None, "claim_text": None, "assumes": (),
+                     "note": note, "skip": None if name in reg else "not registered in this "
+                     "tree"})
     for name, claim, assumes, note in CLAIMS:
         rows.append({"name": name, "factor_text": None, "claim_text": claim, "assumes": assumes,
                      "note": note, "skip": None if name in reg else "not registered in this "
