@@ -662,11 +662,14 @@ def judge(j: Judged) -> str:
     """The verdict on one instance: ``"defect"`` (invalid schedule, error, value below the
     optimum), ``"violation"`` (a sound ratio above the proven factor), ``"finding"`` (a sound
     ratio above the claimed factor), ``"inconclusive"`` (only an upper estimate above a
-    factor: never a violation), ``"within"`` otherwise (``"no ratio"`` when none)."""
+    factor: never a violation), ``"within"`` otherwise; ``"reported"`` when there is no factor
+    or claim to compare with, ``"no ratio"`` when there is no ratio."""
     if j.defect:
         return "defect"
     if j.ratio is None:
         return "no ratio"
+    if j.factor is None and j.claim is None:
+        return "reported"
     above_f = j.factor is not None and j.ratio > j.factor * (1 + RTOL)
     above_c = j.claim is not None and j.ratio > j.claim * (1 + RTOL)
     if j.sound:
@@ -1127,5 +1130,6 @@ def format_worst(res: WorstResult) -> str:
     elif v == "inconclusive":
         lines.append("inconclusive: only an upper estimate exceeds a factor; never a violation")
     else:
-        lines.append(f"verdict: {v}")
+        lines.append(f"verdict: {v}" + (" (no factor or claim to compare with)"
+                                         if v == "reported" else ""))
     return "\n".join(lines)

@@ -126,6 +126,7 @@ def test_verdict_rule_never_calls_an_upper_estimate_a_violation() -> None:
     assert judge(Judged(ratio=3.5, estimate="upper estimate", factor=4.0,
                         claim=3.0)) == "inconclusive"
     assert judge(Judged(ratio=2.0, estimate="exact", factor=4.0, claim=3.0)) == "within"
+    assert judge(Judged(ratio=9.0, estimate="exact")) == "reported"      # nothing to compare
 
 
 def test_toy_ratio_in_closed_form(toy) -> None:
