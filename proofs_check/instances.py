@@ -20,6 +20,8 @@ __all__ = [
     "e2_instance",
     "example2",
     "example4",
+    "flow_order_ex4",
+    "flow_order_found",
     "random_coflow",
     "random_dag_jobs",
     "random_single_stage",
@@ -184,3 +186,33 @@ def sized_jobs(rng: np.random.Generator, m: int, mu: int, *, jobs: tuple[int, in
         specs.append(JobSpec(cfs, edges, id=f"j{j}", weight=float(rng.integers(1, 4)),
                              release=float(rng.integers(0, 3)) if releases else 0.0))
     return build_instance(m, jobs=specs)
+
+
+def flow_order_ex4(W: float = 1000.0) -> Instance:
+    """Our counterexample [C] (found by a hill-climb) to the ``2 + 1/LB`` that Chen claims for
+    ordering flows by a time-indexed LP (arXiv 2311.11296, abstract [R]): ``m = 3``, all
+    releases 0, coflow ``c1`` of weight ``W``, the others of weight 1.  ``LB = min_k rho_k =
+    5``, so the claim is 2.2; our reconstruction of the flow order (with the LB cut) completes
+    the coflows at (5, 19, 13, 9) while a slotted schedule reaches (11, 8, 14, 6): ALG / OPT
+    >= (19 W + 27) / (8 W + 31), 2.37 at ``W = 1000``.  A start for
+    ``coflowopt verify --worst lp-flow-order``."""
+    return build_instance(3, coflows=[
+        CoflowSpec([(1, 0, 3.0), (2, 0, 2.0)], id="c0"),
+        CoflowSpec([(2, 0, 6.0), (2, 2, 2.0)], id="c1", weight=W),
+        CoflowSpec([(0, 0, 2.0), (0, 2, 3.0), (2, 2, 4.0)], id="c2"),
+        CoflowSpec([(1, 1, 2.0), (1, 2, 4.0)], id="c3"),
+    ])
+
+
+def flow_order_found() -> Instance:
+    """A second counterexample [C] to Chen's claimed ``2 + 1/LB`` (arXiv 2311.11296), found
+    by ``coflowopt verify --worst lp-flow-order --claim "2 + 1/LB" --assume "release 0"
+    --evaluations 2130`` (seed 0) on our reconstruction of the flow order: three coflows, all
+    releases 0, weights (1, 1, 50), every coflow's isolation time 10, so ``LB = 10`` and the
+    claim is 2.1; measured ALG = 1174 against the fluid optimum 533, a ratio of 2.203.
+    Ingress 2 carries parallel flows; port 3 is unused (as found)."""
+    return build_instance(4, coflows=[
+        CoflowSpec([(0, 0, 5.0), (1, 0, 5.0), (2, 1, 1.0)], id="c0"),
+        CoflowSpec([(0, 2, 3.0), (2, 1, 4.0), (2, 2, 3.0), (2, 2, 3.0)], id="c1"),
+        CoflowSpec([(0, 1, 3.0), (0, 1, 3.0), (0, 2, 4.0), (2, 2, 5.0)], id="c2", weight=50.0),
+    ])
