@@ -116,7 +116,9 @@ class IteratedRoundingParams(Params):
       tenth of the rounds on small random instances, and Lemma IR-2's ``< L / alpha + 4``
       holds either way);
     - ``left_shift``; ``p_ir``: IR's probability in mixture mode;
-    - ``time_limit``: seconds per LP solve; ``max_nonzeros``: refuse a larger edge LP before
+    - ``time_limit``: seconds per LP solve; ``lp_solver``: HiGHS's method for the edge LP
+      (``ipm`` [C]: interior point with crossover, 4-7x faster than dual simplex on it in
+      ``benchmarks/bench_approx_lp.py``; any optimum will do); ``max_nonzeros``: refuse a larger edge LP before
       building it (sized by ``benchmarks/bench_approx_lp.py``: HiGHS's time on the LP
       against its size).
     """
@@ -135,6 +137,7 @@ class IteratedRoundingParams(Params):
     left_shift: bool = True
     p_ir: float = 0.5
     time_limit: float = 600.0
+    lp_solver: Literal["ipm", "simplex", "choose"] = "ipm"
     max_nonzeros: float = 2e6
 
     def check(self) -> None:
@@ -170,10 +173,15 @@ def auto_quantum(instance: Instance, max_units: int = 200_000) -> float:
     if v.size == 0:
         return 1.0
     q = 1.0 if np.array_equal(v, np.round(v)) else float(v.min()) / 4.0
-    if np.ceil(v / q).sum() > max_units:
+    def units(q: float) -> float:
+        return float(np.maximum(np.ceil(v / q - 1e-9), 1).sum())
+
+    if units(q) > max_units:
         q = float(v.sum()) / max_units
-        while np.ceil(v / q - 1e-9).sum() > max_units:
-            q *= 1.25  # the ceilings add up to F units more
+        # the ceilings add up to F units more; every flow keeps at least one unit, so with
+        # more than max_units flows the quantum stops at the largest volume
+        while units(q) > max_units and q < float(v.max()):
+            q = min(q * 1.25, float(v.max()))
     return q
 
 
@@ -191,11 +199,13 @@ def lp_size_refusal(edges: UnitEdges, max_nonzeros: float, name: str) -> str | N
     cols, nnz = edge_lp_size(edges)
     if nnz <= max_nonzeros:
         return None
+    # every merged flow keeps at least one slot, so T >= F whatever the quantum
+    hint = ("raise quantum or max_nonzeros to try; " if 8 * edges.n_flows ** 2 <= max_nonzeros
+            else "no quantum makes it fit, since T >= F; ")
     return (f"{name}: the time-indexed edge LP would have {cols:,} variables and {nnz:,} "
             f"nonzeros ({edges.n_flows:,} merged flows x {cols // max(edges.n_flows, 1):,} "
             f"slots, quantum {edges.quantum:g}), over max_nonzeros = {max_nonzeros:.3g}; it is "
-            "not built (the interval-indexed LP is the route for traces; raise quantum or "
-            "max_nonzeros to try)")
+            f"not built ({hint}the interval-indexed LP is the route for traces)")
 
 
 # -- unit placement ----------------------------------------------------------------------------
@@ -486,7 +496,7 @@ def iterated_rounding(edges: UnitEdges, params: IteratedRoundingParams | None = 
     ``lp``: a solved edge LP of ``edges`` (solved here when ``None``)."""
     p = params or IteratedRoundingParams()
     rng = np.random.default_rng(seed)
-    sp = SolveParams(time_limit=p.time_limit)
+    sp = SolveParams(time_limit=p.time_limit, options={"solver": p.lp_solver})
     lp = lp or solve_edge_lp(edges, sp)
     a_greedy, a_ir = _alphas(lp, p, rng)
     Ls = _L_set(lp, edges, p) if p.ir else []

@@ -14,6 +14,7 @@ from coflowopt.lp.edge import edge_model, unit_edges
 from coflowopt.lp.flow_order import solve_flow_order_lp
 from coflowopt.model import Fabric
 from coflowopt.proofs_check.instances import random_single_stage
+from coflowopt.proofs_check.rounding_checks import flow_order_problems
 from coflowopt.schedulers import get
 from coflowopt.schedulers.registry import SolverStopped
 from coflowopt.schedulers.single.lp_flow_order import flow_priority
@@ -76,25 +77,11 @@ def test_lemmas_on_random_instances():
         lp = solve_flow_order_lp(e)
         opt = solve(edge_model(e, integral=True)).objective
         assert lp.value <= opt + 1e-6
-        m = e.ports
-        for f in range(e.n_flows):
-            S = lp.C_flow <= lp.C_flow[f] + 1e-9
-            for p in (e.src[f], m + e.dst[f]):
-                at = (e.src == p) if p < m else (e.dst == p - m)
-                assert e.demand[S & at].sum() <= 2 * lp.C_flow[f] - 1 + 1e-6
         v = run(inst, "lp-flow-order").valid
-        order = flow_priority(e, lp)
-        rank = np.empty(e.n_flows, dtype=int)
-        rank[order] = np.arange(e.n_flows)
-        # merged flows' completion (slots) from the instance flows' completions
         fct = v.flow_completion
         cf = np.array([fct[e.members[e.member_ptr[f]:e.member_ptr[f + 1]]].max()
                        for f in range(e.n_flows)])
-        for f in range(e.n_flows):
-            B = rank < rank[f]
-            load = e.demand[B & (e.src == e.src[f])].sum() + \
-                e.demand[B & (e.dst == e.dst[f])].sum()
-            assert cf[f] <= e.release[e.coflow[f]] + e.demand[f] + load + 1e-9
+        assert flow_order_problems(e, lp, flow_priority(e, lp), cf) == []
         rel = e.release.any()
         a, b = (5.0, 4.0) if rel else (4.0, 3.0)
         C = v.coflow_completion
