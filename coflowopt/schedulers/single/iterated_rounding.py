@@ -118,9 +118,9 @@ class IteratedRoundingParams(Params):
     - ``left_shift``; ``p_ir``: IR's probability in mixture mode;
     - ``time_limit``: seconds per LP solve; ``lp_solver``: HiGHS's method for the edge LP
       (``ipm`` [C]: interior point with crossover, 4-7x faster than dual simplex on it in
-      ``benchmarks/bench_approx_lp.py``; any optimum will do); ``max_nonzeros``: refuse a larger edge LP before
-      building it (sized by ``benchmarks/bench_approx_lp.py``: HiGHS's time on the LP
-      against its size).
+      ``benchmarks/bench_approx_lp.py``; any optimum will do);
+    - ``max_nonzeros``: refuse a larger edge LP before building it (sized by
+      ``benchmarks/bench_approx_lp.py``: HiGHS's time on the LP against its size).
     """
 
     mode: Literal["best_of", "mixture"] = "best_of"

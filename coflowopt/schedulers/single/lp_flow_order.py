@@ -63,7 +63,8 @@ class LPFlowOrderParams(Params):
     per slot (LP only; the greedy serves the real volumes); ``time_limit``: seconds for the LP;
     ``lp_solver``: HiGHS's method (``simplex`` by default: dual simplex, the vertex the
     specification's examples were computed with; ``ipm`` was 2x faster on 3e5 nonzeros but
-    returned another optimal vertex, hence another order); ``max_nonzeros``: refuse a larger LP before building it."""
+    returned another optimal vertex, hence another order); ``max_nonzeros``: refuse a larger
+    LP before building it."""
 
     lp: Literal["time-indexed", "interval-indexed"] = "time-indexed"
     lb_cut: bool = True
