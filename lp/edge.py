@@ -56,9 +56,11 @@ from .model import LinearProgram, ModelBuilder, SolveParams, SolveResult
 __all__ = [
     "EdgeLPSolution",
     "UnitEdges",
+    "auto_quantum",
     "edge_horizon",
     "edge_lp_size",
     "edge_model",
+    "quantum_delta",
     "solve_edge_lp",
     "unit_edges",
 ]
@@ -172,6 +174,35 @@ def unit_edges(instance: Instance, quantum: float = 1.0) -> UnitEdges:
     return UnitEdges(m, (uniq // m) % m, uniq % m, demand, uniq // (m * m), rel,
                      instance.coflow_weight, members=live, member_ptr=ptr,
                      member_demand=need, quantum=q, slot=slot)
+
+
+def auto_quantum(instance: Instance, max_units: int = 200_000) -> float:
+    """The automatic quantum [C]: 1 on integer volumes (exact), else ``v_min / 4`` (so
+    ``delta <= 1/4``), raised to ``V_total / max_units`` when the units would exceed
+    ``max_units`` (at most one unit per flow then)."""
+    v = instance.flow_volume[instance.flow_volume > 0]
+    if v.size == 0:
+        return 1.0
+    q = 1.0 if np.array_equal(v, np.round(v)) else float(v.min()) / 4.0
+    def units(q: float) -> float:
+        return float(np.maximum(np.ceil(v / q - 1e-9), 1).sum())
+
+    if units(q) > max_units:
+        q = float(v.sum()) / max_units
+        # the ceilings add up to F units more; every flow keeps at least one unit, so with
+        # more than max_units flows the quantum stops at the largest volume
+        while units(q) > max_units and q < float(v.max()):
+            q = min(q * 1.25, float(v.max()))
+    return q
+
+
+def quantum_delta(instance: Instance, q: float) -> float:
+    """``delta = max_f (d_f q - v_f) / v_f``: the relative volume the rounding adds."""
+    v = instance.flow_volume[instance.flow_volume > 0]
+    if v.size == 0:
+        return 0.0
+    d = np.maximum(np.ceil(v / q - 1e-9), 1)
+    return float(max(0.0, ((d * q - v) / v).max()))
 
 
 def edge_horizon(edges: UnitEdges) -> int:

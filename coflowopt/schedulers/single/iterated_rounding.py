@@ -62,7 +62,15 @@ from typing import Any, Literal
 
 import numpy as np
 
-from coflowopt.lp.edge import EdgeLPSolution, UnitEdges, edge_lp_size, solve_edge_lp, unit_edges
+from coflowopt.lp.edge import (
+    EdgeLPSolution,
+    UnitEdges,
+    auto_quantum,
+    edge_lp_size,
+    quantum_delta,
+    solve_edge_lp,
+    unit_edges,
+)
 from coflowopt.lp.model import ModelBuilder, SolveParams
 from coflowopt.model import Instance
 from coflowopt.params import Params
@@ -76,7 +84,6 @@ __all__ = [
     "Candidate",
     "IteratedRoundingParams",
     "RoundingResult",
-    "auto_quantum",
     "earliest_fit",
     "greedy_allocation",
     "ir_allocation",
@@ -165,33 +172,6 @@ def supports_iterated_rounding(instance: Instance) -> str | None:
     """Why the unit-slot LP algorithms cannot run ``instance`` (ports of different
     capacities), else ``None``.  Precedence edges are refused by the registry flags."""
     return uniform_fabric_refusal(instance)
-
-
-def auto_quantum(instance: Instance, max_units: int = 200_000) -> float:
-    """The automatic quantum [C] (module docstring, step 1)."""
-    v = instance.flow_volume[instance.flow_volume > 0]
-    if v.size == 0:
-        return 1.0
-    q = 1.0 if np.array_equal(v, np.round(v)) else float(v.min()) / 4.0
-    def units(q: float) -> float:
-        return float(np.maximum(np.ceil(v / q - 1e-9), 1).sum())
-
-    if units(q) > max_units:
-        q = float(v.sum()) / max_units
-        # the ceilings add up to F units more; every flow keeps at least one unit, so with
-        # more than max_units flows the quantum stops at the largest volume
-        while units(q) > max_units and q < float(v.max()):
-            q = min(q * 1.25, float(v.max()))
-    return q
-
-
-def quantum_delta(instance: Instance, q: float) -> float:
-    """``delta = max_f (d_f q - v_f) / v_f``: the relative volume the rounding adds."""
-    v = instance.flow_volume[instance.flow_volume > 0]
-    if v.size == 0:
-        return 0.0
-    d = np.maximum(np.ceil(v / q - 1e-9), 1)
-    return float(max(0.0, ((d * q - v) / v).max()))
 
 
 def lp_size_refusal(edges: UnitEdges, max_nonzeros: float, name: str) -> str | None:

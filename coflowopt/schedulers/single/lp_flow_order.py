@@ -8,8 +8,10 @@ ratios 3 (arbitrary releases) and 2 + 1/LB (zero releases) with a time-indexed L
 2 + eps with an interval-indexed one.  The model, the LP and the schedule are ours [C]:
 
 1. **Unit edges** (:func:`coflowopt.lp.edge.unit_edges`): flows of a coflow on one ``(src,
-   dst)`` merged, ``d_f = ceil(v_f / q)`` slots of ``q / c`` (``quantum``; 1 by default, exact
-   on integer volumes), slot releases.
+   dst)`` merged, ``d_f = ceil(v_f / q)`` slots of ``q / c`` (``quantum``; automatic by
+   default: 1 on integer volumes, exact), slot releases.  The guarantees below are on the
+   slotted instance; with a quantum that rounds volumes up, the greedy still serves the real
+   volumes, and the bounds are proved for integer data only.
 2. **LP-T** (:mod:`coflowopt.lp.flow_order`): one completion profile per flow, port rows
    ``sum d_f X_{f,t} <= t``, coflow links ``C_k >= C_f`` and, with ``lb_cut``, the cut ``C_k >=
    r_k + L_k`` (the spec's Sec. 3.3: whether Chen's LP has it is unknown; it decides the
@@ -38,7 +40,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from coflowopt.lp.edge import UnitEdges, unit_edges
+from coflowopt.lp.edge import UnitEdges, auto_quantum, quantum_delta, unit_edges
 from coflowopt.lp.flow_order import FlowOrderLP, flow_order_lp_size, solve_flow_order_lp
 from coflowopt.lp.model import SolveParams
 from coflowopt.model import Instance
@@ -60,7 +62,9 @@ class FlowOrderLPRefused(SolverStopped, RuntimeError):
 class LPFlowOrderParams(Params):
     """``lp``: ``"time-indexed"`` (LP-T; ``"interval-indexed"`` is refused until the interval
     LP of issue 29 exists); ``lb_cut``: add ``C_k >= r_k + L_k`` (spec 3.3); ``quantum``: volume
-    per slot (LP only; the greedy serves the real volumes); ``time_limit``: seconds for the LP;
+    per slot (LP only; the greedy serves the real volumes; ``None``: automatic, as for
+    ``iterated-rounding``: 1 on integer volumes, else ``v_min / 4`` raised until the units
+    fit ``max_units``); ``time_limit``: seconds for the LP;
     ``lp_solver``: HiGHS's method (``simplex`` by default: dual simplex, the vertex the
     specification's examples were computed with; ``ipm`` was 2x faster on 3e5 nonzeros but
     returned another optimal vertex, hence another order); ``max_nonzeros``: refuse a larger
@@ -68,13 +72,14 @@ class LPFlowOrderParams(Params):
 
     lp: Literal["time-indexed", "interval-indexed"] = "time-indexed"
     lb_cut: bool = True
-    quantum: float = 1.0
+    quantum: float | None = None
+    max_units: int = 200_000
     time_limit: float = 600.0
     lp_solver: Literal["simplex", "ipm", "choose"] = "simplex"
     max_nonzeros: float = 2e6
 
     def check(self) -> None:
-        if not (0 < self.quantum < math.inf):
+        if self.quantum is not None and not (0 < self.quantum < math.inf):
             raise ValueError(f"lp-flow-order: quantum must be finite and > 0, got "
                              f"{self.quantum}")
         if not (self.time_limit > 0 and self.max_nonzeros > 0):
@@ -136,12 +141,13 @@ def run_lp_flow_order(instance: Instance, params: LPFlowOrderParams, sink: RateS
         raise ValueError(f"{name}: {why}")
     if instance.n_flows == 0 or not (instance.flow_volume > 0).any():
         return sink.outcome(Schedule.empty())
-    edges = unit_edges(instance, p.quantum)
+    q = p.quantum if p.quantum is not None else auto_quantum(instance, p.max_units)
+    edges = unit_edges(instance, q)
     cols, nnz = flow_order_lp_size(edges)
     if nnz > p.max_nonzeros:
         raise FlowOrderLPRefused(
             f"{name}: the time-indexed flow LP would have {cols:,} variables and {nnz:,} "
-            f"nonzeros ({edges.n_flows:,} merged flows, quantum {p.quantum:g}), over "
+            f"nonzeros ({edges.n_flows:,} merged flows, quantum {q:g}), over "
             f"max_nonzeros = {p.max_nonzeros:.3g}; it is not built (raise quantum or "
             "max_nonzeros to try)")
     try:
@@ -156,7 +162,8 @@ def run_lp_flow_order(instance: Instance, params: LPFlowOrderParams, sink: RateS
     lbk = edges.release[live] + edges.delta()[live]
     releases = bool(edges.release.any())
     meta = {"scheduler": name, "lp_value": lp.value * edges.slot, "lp_value_slots": lp.value,
-            "quantum": p.quantum, "slot_length": edges.slot, "lb_cut": p.lb_cut,
+            "quantum": q, "quantum_delta": quantum_delta(instance, q),
+            "slot_length": edges.slot, "lb_cut": p.lb_cut,
             "lb": int(lbk.min()) if lbk.size else 0,
             "proven_bound": (5.0 if releases else 4.0) * lp.value, "flow_order": order}
     out.meta.update(meta)
