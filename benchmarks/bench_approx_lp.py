@@ -58,7 +58,7 @@ def sweep(which: str, seconds: float) -> None:
 
 
 def fb2010() -> None:
-    from coflowopt.schedulers.single.iterated_rounding import auto_quantum
+    from coflowopt.schedulers.dag.iterated_rounding import auto_quantum
     from coflowopt.workloads.trace import find_fb2010, read_trace
 
     path = find_fb2010()

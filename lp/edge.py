@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 _I64 = np.int64
-#: alpha-point tolerance (spec 3.4)
+#: alpha-point tolerance [C]
 ALPHA_TOL = 1e-9
 
 
@@ -206,7 +206,7 @@ def quantum_delta(instance: Instance, q: float) -> float:
 
 
 def edge_horizon(edges: UnitEdges) -> int:
-    """``T = max_j r_j + |E|`` (spec 3.3): an optimal schedule ends by then, so the LP on this
+    """``T = max_j r_j + |E|``: an optimal schedule ends by then, so the LP on this
     horizon is ``<= OPT``."""
     live = np.unique(edges.coflow)
     rmax = int(edges.release[live].max()) if live.size else 0
@@ -315,7 +315,7 @@ class EdgeLPSolution:
 
     def breakpoints(self) -> np.ndarray:
         """The distinct values of ``y`` in ``(0, 1]``, ascending: ``D(alpha)`` is constant
-        between consecutive ones, so these are the only alphas worth trying (spec 3.4.6)."""
+        between consecutive ones, so these are the only alphas worth trying."""
         v = self.y[(self.y > ALPHA_TOL)]
         v = np.unique(np.round(v, 9))
         return v[v > ALPHA_TOL]

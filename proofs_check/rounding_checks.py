@@ -63,7 +63,7 @@ def discrete_optimum(edges: UnitEdges) -> float | None:
 
 def rounding_problems(res: Any) -> list[str]:
     """The iterated-rounding lemmas (module docstring) on every candidate of ``res`` (a
-    :class:`~coflowopt.schedulers.single.iterated_rounding.RoundingResult`)."""
+    :class:`~coflowopt.schedulers.dag.iterated_rounding.RoundingResult`)."""
     e = res.edges
     live = np.unique(e.coflow)
     out = []
@@ -108,12 +108,12 @@ def _lp_trial(val: float, lp: float, opt: float | None, limit: float, ref: str,
                 factor="4 / 5 x LP", objective=_OBJ, requires=("iterated-rounding",),
                 factor_source="C",
                 theorem="iterated rounding (Rohwedder-Schnaars, ICALP 2025; reconstructed, "
-                        "spec 5.2): best-of <= 4 x edge LP (releases 0), <= 5 x with releases; "
+                        "proof ours): best-of <= 4 x edge LP (releases 0), <= 5 x with releases; "
                         "Lemmas G, IR-2, IR-3; LP <= OPT")
 def check_iterated_rounding(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """iterated-rounding against its edge LP (4 / 5) and the exact discrete optimum, with the
     lemmas on every candidate."""
-    from coflowopt.schedulers.single.iterated_rounding import iterated_rounding
+    from coflowopt.schedulers.dag.iterated_rounding import iterated_rounding
 
     try:
         val, v, why = run_validated(algs["iterated-rounding"], inst, _OBJ, seed=0)
@@ -158,7 +158,7 @@ def flow_order_problems(edges: UnitEdges, lp: FlowOrderLP, order: np.ndarray,
 @register_check("lp-flow-order", instances=_instances, quick=12, full=100,
                 factor="4 / 5 x LP", objective=_OBJ, requires=("lp-flow-order",),
                 factor_source="C",
-                theorem="LP flow order (Chen, arXiv 2311.11296; reconstructed, spec 5.2): "
+                theorem="LP flow order (Chen, arXiv 2311.11296; reconstructed, proof ours): "
                         "ALG <= 4 LP - 3 sum w (releases 0), <= 5 LP - 4 sum w; Lemmas P, G; "
                         "LP <= OPT")
 def check_lp_flow_order(inst: Instance, algs: Mapping[str, Any]) -> Trial:

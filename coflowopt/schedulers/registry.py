@@ -280,6 +280,7 @@ class SchedulerInfo:
 
 
 S, C = "coflowopt.schedulers.single", "coflowopt.sim.coflowsim"
+D = "coflowopt.schedulers.dag"
 
 # The table.  Fluid names first, then the CoflowSim-semantics names.
 _TABLE: list[SchedulerInfo] = [
@@ -419,9 +420,11 @@ _TABLE: list[SchedulerInfo] = [
                   "service / weight; not the paper's algorithm",
                   objective="sum of weighted CCT (placeholder heuristic)", multistage=True),
     # -- LP rounding, issue 32 items 1 and 3 (helper "round"): iterated rounding, LP flow order --
+    # in dag/, beside the unit-slot machinery it reuses (SlotPlan, BNA's Konig colouring):
+    # one family folder does not import another (tests/test_layering.py)
     SchedulerInfo("iterated-rounding",
-                  f"{S}.iterated_rounding:run_iterated_rounding",
-                  f"{S}.iterated_rounding:IteratedRoundingParams", "offline", True, "single",
+                  f"{D}.iterated_rounding:run_iterated_rounding",
+                  f"{D}.iterated_rounding:IteratedRoundingParams", "offline", True, "dag",
                   "Rohwedder-Schnaars (ICALP 2025), reconstructed: edge-level time-indexed LP, "
                   "alpha-point deadlines, Greedy and Beck-Fiala iterated-rounding edge "
                   "allocations, Konig matchings per slot, best of (the paper's 140/41 and 4.36: "
@@ -430,7 +433,7 @@ _TABLE: list[SchedulerInfo] = [
                          "them, (2+eps) x LP asymptotically",
                   factor_metric="weighted_completion", factor_assumes=("single-stage",),
                   factor_source="C", factor_params=(("mode", "best_of"),),
-                  supports=f"{S}.iterated_rounding:supports_iterated_rounding"),
+                  supports=f"{D}.iterated_rounding:supports_iterated_rounding"),
     SchedulerInfo("lp-flow-order", f"{S}.lp_flow_order:run_lp_flow_order",
                   f"{S}.lp_flow_order:LPFlowOrderParams", "offline", True, "single",
                   "Chen (arXiv 2311.11296), reconstructed: flows ordered by their completion "

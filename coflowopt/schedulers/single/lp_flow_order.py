@@ -14,7 +14,7 @@ ratios 3 (arbitrary releases) and 2 + 1/LB (zero releases) with a time-indexed L
    volumes, and the bounds are proved for integer data only.
 2. **LP-T** (:mod:`coflowopt.lp.flow_order`): one completion profile per flow, port rows
    ``sum d_f X_{f,t} <= t``, coflow links ``C_k >= C_f`` and, with ``lb_cut``, the cut ``C_k >=
-   r_k + L_k`` (the spec's Sec. 3.3: whether Chen's LP has it is unknown; it decides the
+   r_k + L_k`` (whether Chen's LP has it is unknown; it decides the
    counterexample below).
 3. **Order**: flows by ``(C_f, C_k, k, f)`` ascending, LP values rounded to 1e-9 relative.
 4. **Greedy (G1)**: at every instant the flows, highest priority first, each take the port
@@ -24,11 +24,11 @@ ratios 3 (arbitrary releases) and 2 + 1/LB (zero releases) with a time-indexed L
    is the coflow order there.  With integer volumes and releases every event falls on an
    integer time, so this is the slot-by-slot priority greedy exactly.
 
-**Proven for this reconstruction** [C] (spec 5.2): Lemma P (every port's load of the flows with
+**Proven for this reconstruction** [C]: Lemma P (every port's load of the flows with
 ``C_g^LP <= C_f^LP`` is ``<= 2 C_f^LP - 1``) and Lemma G (``C_f <= r_f + d_f + load_u(B_f) +
 load_v(B_f)``, ``B_f`` the flows ahead of ``f``) give ``C_k <= 4 C_k^LP - 3`` without releases
 and ``<= 5 C_k^LP - 4`` with them, hence ``ALG <= 4 LP`` / ``5 LP`` (Shafiee-Ghaderi's factors).
-Chen's 3 and 2 + 1/LB are **contested** reference lines: on the spec's Ex 4 (zero releases)
+Chen's 3 and 2 + 1/LB are **contested** reference lines: on our Ex 4 (zero releases)
 this reconstruction reaches ``ALG / OPT = 19W + 27 / (8W + 31)``, 2.369 at ``W = 1000`` > 2.2.
 """
 
@@ -46,7 +46,6 @@ from coflowopt.lp.model import SolveParams
 from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedule import Schedule
-from coflowopt.schedulers.dag.slots import uniform_fabric_refusal
 from coflowopt.schedulers.registry import SolverStopped
 from coflowopt.sim.sink import Outcome, RateSink
 
@@ -61,7 +60,7 @@ class FlowOrderLPRefused(SolverStopped, RuntimeError):
 @dataclass(frozen=True)
 class LPFlowOrderParams(Params):
     """``lp``: ``"time-indexed"`` (LP-T; ``"interval-indexed"`` is refused until the interval
-    LP of issue 29 exists); ``lb_cut``: add ``C_k >= r_k + L_k`` (spec 3.3); ``quantum``: volume
+    LP of issue 29 exists); ``lb_cut``: add ``C_k >= r_k + L_k`` (the LB cut); ``quantum``: volume
     per slot (LP only; the greedy serves the real volumes; ``None``: automatic, as for
     ``iterated-rounding``: 1 on integer volumes, else ``v_min / 4`` raised until the units
     fit ``max_units``); ``time_limit``: seconds for the LP;
@@ -88,7 +87,14 @@ class LPFlowOrderParams(Params):
 
 def supports_lp_flow_order(instance: Instance) -> str | None:
     """Why LP-T's unit slots cannot model ``instance`` (ports of different capacities)."""
-    return uniform_fabric_refusal(instance)
+    fab = instance.fabric
+    if fab.is_uniform:
+        return None
+    cap = np.concatenate([fab.capacity_in, fab.capacity_out])
+    k = int(np.flatnonzero(cap != cap[0])[0])
+    side, port = ("in", k) if k < fab.ports else ("out", k - fab.ports)
+    return (f"LP-T's unit slots need ports of one capacity; port {side} {port} has capacity "
+            f"{cap[k]:g}, port in 0 has {cap[0]:g}")
 
 
 def flow_priority(edges: UnitEdges, lp: FlowOrderLP) -> np.ndarray:

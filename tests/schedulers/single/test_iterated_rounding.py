@@ -16,8 +16,7 @@ from coflowopt.proofs_check.instances import random_single_stage
 from coflowopt.proofs_check.reference import exact_optimum
 from coflowopt.proofs_check.rounding_checks import rounding_problems
 from coflowopt.schedulers import UnsupportedInstance, get
-from coflowopt.schedulers.registry import SolverStopped
-from coflowopt.schedulers.single.iterated_rounding import (
+from coflowopt.schedulers.dag.iterated_rounding import (
     IteratedRoundingParams,
     completions,
     greedy_allocation,
@@ -26,6 +25,7 @@ from coflowopt.schedulers.single.iterated_rounding import (
     iterated_rounding,
     konig_slots,
 )
+from coflowopt.schedulers.registry import SolverStopped
 from coflowopt.service import run
 
 

@@ -221,7 +221,7 @@ def earliest_fit(edges: UnitEdges, unit_flow: np.ndarray, limit: np.ndarray | No
 def left_shift(edges: UnitEdges, unit_flow: np.ndarray, slot: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
     """Units in slot order, each moved to the earliest slot after its release where both its
-    ports are free (spec 4.4); no unit moves later, so no completion grows."""
+    ports are free [C]; no unit moves later, so no completion grows."""
     o = np.lexsort((unit_flow, slot))
     uf, sl = unit_flow[o], slot[o]
     return uf, earliest_fit(edges, uf, limit=sl)
@@ -237,7 +237,7 @@ def completions(edges: UnitEdges, unit_flow: np.ndarray, slot: np.ndarray) -> np
 
 def greedy_allocation(edges: UnitEdges, D: np.ndarray, C_lp: np.ndarray) -> tuple[np.ndarray,
                                                                                   np.ndarray]:
-    """Greedy (spec 4.2): coflows by ``(D_j, C_j^LP, j)``, flows by ``(src, dst)``, each unit
+    """Greedy [C]: coflows by ``(D_j, C_j^LP, j)``, flows by ``(src, dst)``, each unit
     in the earliest slot after ``r_j`` with both ports free.  ``(unit_flow, slot)``."""
     n = edges.n_coflows
     corder = np.lexsort((np.arange(n), np.round(C_lp, 9), D))
@@ -253,7 +253,8 @@ def greedy_allocation(edges: UnitEdges, D: np.ndarray, C_lp: np.ndarray) -> tupl
 
 def _fractional_start(edges: UnitEdges, lp: EdgeLPSolution, D: np.ndarray, L: int
                       ) -> np.ndarray:
-    """``z_{f,k}`` ``(F, K)`` of spec 4.3 (intervals ``k = 1..K`` as columns ``0..K-1``)."""
+    """The fractional allocation ``z_{f,k}`` ``(F, K)`` of step 3 (intervals ``k = 1..K`` as
+    columns ``0..K-1``)."""
     T = lp.horizon
     Dj = D[edges.coflow]
     kj = -(-Dj // L)
@@ -293,9 +294,9 @@ def _rounding_lp(free: np.ndarray, vf: np.ndarray, vk: np.ndarray, resid: np.nda
 
 def ir_rounding(edges: UnitEdges, z: np.ndarray, cap: float, *, threshold: int = 4,
                 drop_all: bool = False) -> tuple[np.ndarray, int]:
-    """Beck-Fiala iterated rounding (spec 4.3) of ``z`` ``(F, K)`` (rows sum to ``d_f``,
-    every port and interval ``<= cap``) to integers ``u`` with the same row sums.  Returns
-    ``(u, rounds)``."""
+    """Beck-Fiala iterated rounding (module docstring, step 3) of ``z`` ``(F, K)`` (rows sum
+    to ``d_f``, every port and interval ``<= cap``) to integers ``u`` with the same row sums.
+    Returns ``(u, rounds)``."""
     K = z.shape[1]
     m = edges.ports
     base = np.floor(z + _INT_TOL)
@@ -345,9 +346,9 @@ def ir_rounding(edges: UnitEdges, z: np.ndarray, cap: float, *, threshold: int =
 def konig_slots(edges: UnitEdges, u: np.ndarray, D: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Intervals in order, each split into ``Delta_k`` matchings (Konig / Birkhoff-von
-    Neumann, spec 4.4) and started after the previous one and its edges' releases.  Inside an
+    Neumann) and started after the previous one and its edges' releases.  Inside an
     interval the matchings go by the earliest ``D_j`` among their edges, then by larger total
-    weight (a heuristic of the spec; the bounds do not depend on it; ``D=None``: BvN order).
+    weight (a heuristic [C]; the bounds do not depend on it; ``D=None``: BvN order).
     Returns ``(unit_flow, slot)`` (0-based slots)."""
     end = 0
     flows, slots = [], []
@@ -380,8 +381,8 @@ def konig_slots(edges: UnitEdges, u: np.ndarray, D: np.ndarray | None = None
 def ir_allocation(edges: UnitEdges, lp: EdgeLPSolution, alpha: float, L: int, *,
                   threshold: int = 4, drop_all: bool = False
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """IR(alpha, L) (spec 4.3-4.4) on ``lp`` (solved with the releases the caller chose):
-    ``(unit_flow, slot, u, rounds)`` with ``u`` the integral units per (flow, interval)."""
+    """IR(alpha, L) (module docstring, step 3) on ``lp`` (solved with the releases the caller
+    chose): ``(unit_flow, slot, u, rounds)`` with ``u`` the integral units per (flow, interval)."""
     D = lp.alpha_point(alpha)
     z = _fractional_start(edges, lp, D, L)
     u, rounds = ir_rounding(edges, z, L / alpha, threshold=threshold, drop_all=drop_all)
@@ -432,7 +433,7 @@ class RoundingResult:
 def _alphas(lp: EdgeLPSolution, p: IteratedRoundingParams, rng: np.random.Generator
             ) -> tuple[list[float], list[float]]:
     """Greedy's alphas (breakpoints or their quantiles, then samples) and IR's ({1} and the
-    samples), spec 4.1."""
+    samples), module docstring step 3."""
     bp = lp.breakpoints()
     if bp.size > p.max_alphas:
         bp = np.unique(np.quantile(bp, np.linspace(0, 1, p.max_alphas), method="higher"))
@@ -485,7 +486,7 @@ def iterated_rounding(edges: UnitEdges, params: IteratedRoundingParams | None = 
     def lp_for(L: int) -> EdgeLPSolution:
         if L == 1 or not edges.release.any():
             return lp
-        if L not in lp_by_L:  # spec 4.3: releases rounded up to the interval grid
+        if L not in lp_by_L:  # releases rounded up to the interval grid
             lp_by_L[L] = solve_edge_lp(replace(edges, release=-(-edges.release // L) * L), sp)
         return lp_by_L[L]
 
