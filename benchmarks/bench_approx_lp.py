@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from coflowopt.lp import SolveParams
-from coflowopt.lp.edge import edge_lp_size, solve_edge_lp, unit_edges
+from coflowopt.lp.edge import auto_quantum, edge_lp_size, solve_edge_lp, unit_edges
 from coflowopt.lp.flow_order import flow_order_lp_size, solve_flow_order_lp
 from coflowopt.model import CoflowSpec, build_instance
 
@@ -58,7 +58,6 @@ def sweep(which: str, seconds: float) -> None:
 
 
 def fb2010() -> None:
-    from coflowopt.schedulers.dag.iterated_rounding import auto_quantum
     from coflowopt.workloads.trace import find_fb2010, read_trace
 
     path = find_fb2010()

@@ -126,8 +126,9 @@ class IteratedRoundingParams(Params):
     - ``time_limit``: seconds per LP solve; ``lp_solver``: HiGHS's method for the edge LP
       (``ipm`` [C]: interior point with crossover, 4-7x faster than dual simplex on it in
       ``benchmarks/bench_approx_lp.py``; any optimum will do);
-    - ``max_nonzeros``: refuse a larger edge LP before building it (sized by
-      ``benchmarks/bench_approx_lp.py``: HiGHS's time on the LP against its size).
+    - ``max_nonzeros``: refuse a larger edge LP before building it (1e6: several minutes of
+      HiGHS on two busy cores; ``benchmarks/bench_approx_lp.py`` measured 1.8e5 nonzeros in
+      16 s and 5.6e5 in 225 s).
     """
 
     mode: Literal["best_of", "mixture"] = "best_of"
@@ -145,7 +146,7 @@ class IteratedRoundingParams(Params):
     p_ir: float = 0.5
     time_limit: float = 600.0
     lp_solver: Literal["ipm", "simplex", "choose"] = "ipm"
-    max_nonzeros: float = 2e6
+    max_nonzeros: float = 1e6
 
     def check(self) -> None:
         if self.quantum is not None and not (0 < self.quantum < math.inf):
