@@ -60,6 +60,9 @@ __all__ = [
     "edge_horizon",
     "edge_lp_size",
     "edge_model",
+    "edges_for",
+    "interval_lp_missing",
+    "monotone_rows",
     "quantum_delta",
     "solve_edge_lp",
     "unit_edges",
@@ -234,7 +237,7 @@ def edge_model(edges: UnitEdges, *, horizon: int | None = None, integral: bool =
     T = edge_horizon(edges) if horizon is None else int(horizon)
     if T < 1:
         raise ValueError(f"edge_model: horizon must be >= 1, got {T}")
-    F, m = edges.n_flows, edges.ports
+    F = edges.n_flows
     live = np.unique(edges.coflow)
     n = live.size
     cpos = np.full(edges.n_coflows, -1, dtype=_I64)
@@ -255,16 +258,8 @@ def edge_model(edges: UnitEdges, *, horizon: int | None = None, integral: bool =
     y = b.add_columns("y", (n, max(T - 1, 0)), lb=0.0, ub=1.0, integer=integral)
     delta = edges.delta()[live]
     C = b.add_columns("C", n, lb=r[live] + delta, cost=edges.weight[live])
-    # (M): X_{f,t} - X_{f,t-1} >= 0
-    k = np.arange(F * T)
-    fi, ti = k // T, k % T + 1
-    b.add_rows("M", F * T, np.r_[k, k], np.r_[X[fi, ti], X[fi, ti - 1]],
-               np.r_[np.ones(k.size), -np.ones(k.size)], lower=0.0)
+    pidx, fl, P = monotone_rows(b, X, edges)
     # (P): per loaded port and slot
-    port = np.r_[edges.src, m + edges.dst]
-    ports, pidx = np.unique(port, return_inverse=True)
-    fl = np.r_[np.arange(F), np.arange(F)]
-    P = ports.size
     rows = (pidx[:, None] * T + (t_all[1:] - 1)[None, :]).ravel()
     cols_t = X[fl][:, 1:].ravel()
     cols_p = X[fl][:, :-1].ravel()
@@ -287,6 +282,36 @@ def edge_model(edges: UnitEdges, *, horizon: int | None = None, integral: bool =
     empty = np.setdiff1d(np.arange(edges.n_coflows), live)
     offset = float(edges.weight[empty] @ r[empty]) if empty.size else 0.0
     return b.build(offset=offset, meta={"horizon": T, "coflows": live})
+
+
+def monotone_rows(b: ModelBuilder, X: np.ndarray, edges: UnitEdges
+                  ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Add ``(M)``: ``X_{f,t} - X_{f,t-1} >= 0`` for the cumulative columns ``X`` ``(F, T+1)``;
+    return the port incidence of the flows' two ends, ``(port position, flow, ports)``, for
+    the per-port rows (ingress ``0..m-1`` and egress ``m..2m-1`` that carry a flow)."""
+    F, T = X.shape[0], X.shape[1] - 1
+    k = np.arange(F * T)
+    fi, ti = k // T, k % T + 1
+    b.add_rows("M", F * T, np.r_[k, k], np.r_[X[fi, ti], X[fi, ti - 1]],
+               np.r_[np.ones(k.size), -np.ones(k.size)], lower=0.0)
+    ports, pidx = np.unique(np.r_[edges.src, edges.ports + edges.dst], return_inverse=True)
+    return pidx, np.r_[np.arange(F), np.arange(F)], int(ports.size)
+
+
+def interval_lp_missing(name: str) -> str:
+    """The one-line refusal of ``lp='interval-indexed'`` while :mod:`coflowopt.lp` has no
+    interval-indexed form."""
+    return (f"{name}: lp='interval-indexed' needs the interval-indexed LP (coflowopt.lp."
+            "interval, issue 29), which this tree does not have; use lp='time-indexed'")
+
+
+def edges_for(instance: Instance, quantum: float | None, max_units: int) -> UnitEdges | None:
+    """:func:`unit_edges` at ``quantum`` (``None``: :func:`auto_quantum`), or ``None`` when
+    the instance has nothing to send."""
+    if instance.n_flows == 0 or not (instance.flow_volume > 0).any():
+        return None
+    q = quantum if quantum is not None else auto_quantum(instance, max_units)
+    return unit_edges(instance, q)
 
 
 @dataclass(frozen=True, eq=False)

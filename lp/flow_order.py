@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .backends import solve
-from .edge import UnitEdges, edge_horizon
+from .edge import UnitEdges, edge_horizon, monotone_rows
 from .model import LinearProgram, ModelBuilder, SolveParams, SolveResult
 
 __all__ = ["FlowOrderLP", "flow_order_lp_size", "flow_order_model", "solve_flow_order_lp"]
@@ -44,7 +44,7 @@ def flow_order_model(edges: UnitEdges, *, lb_cut: bool = True) -> LinearProgram:
     """LP-T of the module docstring (blocks ``X`` ``(F, T+1)`` and ``C`` ``(n',)`` over the
     ``n'`` coflows with flows, listed in ``meta["coflows"]``)."""
     T = edge_horizon(edges)
-    F, m = edges.n_flows, edges.ports
+    F = edges.n_flows
     live = np.unique(edges.coflow)
     n = live.size
     cpos = np.full(edges.n_coflows, -1, dtype=np.int64)
@@ -60,16 +60,10 @@ def flow_order_model(edges: UnitEdges, *, lb_cut: bool = True) -> LinearProgram:
     X = b.add_columns("X", (F, T + 1), lb=lb, ub=ub)
     lbk = (edges.release[live] + edges.delta()[live]) if lb_cut else np.zeros(n)
     C = b.add_columns("C", n, lb=lbk, cost=edges.weight[live])
-    k = np.arange(F * T)
-    fi, ti = k // T, k % T + 1
-    b.add_rows("M", F * T, np.r_[k, k], np.r_[X[fi, ti], X[fi, ti - 1]],
-               np.r_[np.ones(k.size), -np.ones(k.size)], lower=0.0)
-    port = np.r_[edges.src, m + edges.dst]
-    ports, pidx = np.unique(port, return_inverse=True)
-    fl = np.r_[np.arange(F), np.arange(F)]
+    pidx, fl, P = monotone_rows(b, X, edges)
     rows = (pidx[:, None] * T + np.arange(T)[None, :]).ravel()
-    b.add_rows("P", ports.size * T, rows, X[fl][:, 1:].ravel(), np.repeat(d[fl], T),
-               upper=np.tile(np.arange(1.0, T + 1), ports.size))
+    b.add_rows("P", P * T, rows, X[fl][:, 1:].ravel(), np.repeat(d[fl], T),
+               upper=np.tile(np.arange(1.0, T + 1), P))
     rows = np.r_[np.arange(F), np.repeat(np.arange(F), T)]
     cols = np.r_[C[cpos[edges.coflow]], X[:, :T].ravel()]
     b.add_rows("K", F, rows, cols, 1.0, lower=float(T))

@@ -36,14 +36,44 @@ from . import instances as gen
 from .reference import run_validated
 from .registry import SCALED, SIZE_M, SIZE_MU, Trial, register_check
 
-__all__ = ["chen_ex4", "discrete_optimum", "flow_order_problems", "rounding_problems"]
+__all__ = ["discrete_optimum", "example_a", "example_b", "flow_example", "flow_order_problems",
+           "merged_completion", "rounding_problems"]
 
 _OBJ = "weighted_completion"
 _MILP = SolveParams(time_limit=30.0)
 
 
-def chen_ex4(W: float = 1000.0) -> Instance:
-    """The flow-order specification's Ex 4 (zero releases): Chen's 2 + 1/LB broken."""
+def example_a(release_a: float = 0.0) -> Instance:
+    """Our Example A of the iterated-rounding reconstruction (``release_a = 1``: Example A'):
+    A (w 2) = a1->b1, a2->b2; B (w 1) = a1->b2 x 2.  Edge LP 4.5 (6), OPT 5 (7)."""
+    return build_instance(2, coflows=[
+        CoflowSpec([(0, 0, 1.0), (1, 1, 1.0)], id="A", weight=2.0, release=release_a),
+        CoflowSpec([(0, 1, 2.0)], id="B", weight=1.0)])
+
+
+def example_b() -> Instance:
+    """Our Example B: edge LP 9 (value unique, solution not), OPT 11."""
+    return build_instance(2, coflows=[CoflowSpec([(0, 0, 2.0)], weight=2.0),
+                                      CoflowSpec([(0, 1, 1.0), (1, 0, 1.0)]),
+                                      CoflowSpec([(1, 1, 3.0)])])
+
+
+def flow_example(n: int, W: float = 1000.0) -> Instance:
+    """Our flow-order examples Ex 1-4 (Ex 2 with releases; Ex 4, with heavy weight ``W``,
+    breaks Chen's 2 + 1/LB for the reconstruction)."""
+    if n == 1:
+        return build_instance(2, coflows=[
+            CoflowSpec([(0, 0, 2.0), (1, 1, 1.0)], weight=3.0),
+            CoflowSpec([(0, 1, 1.0), (1, 0, 2.0)], weight=1.0),
+            CoflowSpec([(0, 0, 1.0), (1, 0, 1.0)], weight=2.0)])
+    if n == 2:
+        return build_instance(2, coflows=[
+            CoflowSpec([(0, 0, 3.0), (1, 1, 1.0)], weight=1.0),
+            CoflowSpec([(0, 1, 2.0), (1, 1, 1.0)], weight=2.0, release=1.0),
+            CoflowSpec([(1, 0, 2.0)], weight=4.0, release=2.0)])
+    if n == 3:
+        return build_instance(3, coflows=[CoflowSpec([(0, 1, 1.0), (1, 0, 1.0)], weight=2.0),
+                                          CoflowSpec([(0, 2, 1.0), (1, 2, 1.0)])])
     return build_instance(3, coflows=[
         CoflowSpec([(1, 0, 3.0), (2, 0, 2.0)], id="c0"),
         CoflowSpec([(2, 0, 6.0), (2, 2, 2.0)], id="c1", weight=W),
@@ -53,6 +83,25 @@ def chen_ex4(W: float = 1000.0) -> Instance:
 
 def _instances(rng: Any, i: int) -> Instance:
     return gen.random_single_stage(rng, coflows=(2, 4), vmax=2, releases=bool(i % 2))
+
+
+def _run(algs: Mapping[str, Any], name: str, inst: Instance, **params: Any
+         ) -> tuple[float | None, Any, Trial | None]:
+    """Run and validate ``name``: ``(objective, valid schedule, None)``, or a skip / failure
+    trial as the third item."""
+    try:
+        val, v, why = run_validated(algs[name], inst, _OBJ, **params)
+    except UnsupportedInstance as exc:
+        return None, None, Trial(None, skipped=str(exc))
+    if val is None:
+        return None, None, Trial(False, message=why)
+    return val, v, None
+
+
+def merged_completion(edges: UnitEdges, flow_completion: np.ndarray) -> np.ndarray:
+    """Each merged flow's completion: the latest of its instance flows'."""
+    return np.array([flow_completion[edges.members[edges.member_ptr[f]:edges.member_ptr[f + 1]]]
+                     .max() for f in range(edges.n_flows)])
 
 
 def discrete_optimum(edges: UnitEdges) -> float | None:
@@ -115,12 +164,9 @@ def check_iterated_rounding(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     lemmas on every candidate."""
     from coflowopt.schedulers.dag.iterated_rounding import iterated_rounding
 
-    try:
-        val, v, why = run_validated(algs["iterated-rounding"], inst, _OBJ, seed=0)
-    except UnsupportedInstance as exc:
-        return Trial(None, skipped=str(exc))
-    if val is None:
-        return Trial(False, message=why)
+    val, v, bad = _run(algs, "iterated-rounding", inst, seed=0)
+    if bad is not None:
+        return bad
     e = unit_edges(inst, v.meta["quantum"])
     res = iterated_rounding(e, seed=0)
     problems = rounding_problems(res)
@@ -166,18 +212,13 @@ def check_lp_flow_order(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     G, and the exact discrete optimum."""
     from coflowopt.schedulers.single.lp_flow_order import flow_priority
 
-    try:
-        val, v, why = run_validated(algs["lp-flow-order"], inst, _OBJ)
-    except UnsupportedInstance as exc:
-        return Trial(None, skipped=str(exc))
-    if val is None:
-        return Trial(False, message=why)
+    val, v, bad = _run(algs, "lp-flow-order", inst)
+    if bad is not None:
+        return bad
     e = unit_edges(inst, v.meta["quantum"])
     lp = solve_flow_order_lp(e, lb_cut=bool(v.meta["lb_cut"]))
-    fct = v.flow_completion
-    cf = np.array([fct[e.members[e.member_ptr[f]:e.member_ptr[f + 1]]].max()
-                   for f in range(e.n_flows)])
-    problems = flow_order_problems(e, lp, flow_priority(e, lp), cf)
+    problems = flow_order_problems(e, lp, flow_priority(e, lp),
+                                   merged_completion(e, v.flow_completion))
     a, b = (5.0, 4.0) if e.release.any() else (4.0, 3.0)
     if np.any(v.coflow_completion > a * lp.C_coflow - b + 1e-6):
         problems.append(f"a coflow completes after {a:g} C_k^LP - {b:g}")
@@ -187,7 +228,7 @@ def check_lp_flow_order(inst: Instance, algs: Mapping[str, Any]) -> Trial:
 
 
 @register_check("lp-flow-order:chen-claim",
-                instances=lambda rng, i: chen_ex4() if i == 0 else _instances(rng, i),
+                instances=lambda rng, i: flow_example(4) if i == 0 else _instances(rng, i),
                 quick=8, full=60, factor="2 + 1/LB / 3 (contested)", objective=_OBJ,
                 requires=("lp-flow-order",), kind="report", factor_source="R",
                 function="2 + 1/LB (releases 0) or 3",
@@ -197,12 +238,9 @@ def check_lp_flow_order(inst: Instance, algs: Mapping[str, Any]) -> Trial:
 def check_chen_claim(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """ALG / OPT (exact discrete) over Chen's claimed ratio; fails only on an invalid schedule
     or a value below the optimum."""
-    try:
-        val, v, why = run_validated(algs["lp-flow-order"], inst, _OBJ)
-    except UnsupportedInstance as exc:
-        return Trial(None, skipped=str(exc))
-    if val is None:
-        return Trial(False, message=why)
+    val, v, bad = _run(algs, "lp-flow-order", inst)
+    if bad is not None:
+        return bad
     e = unit_edges(inst, v.meta["quantum"])
     opt = discrete_optimum(e)
     if opt is None:

@@ -21,19 +21,7 @@ from coflowopt.lp.edge import (
 from coflowopt.lp.flow_order import flow_order_lp_size, flow_order_model, solve_flow_order_lp
 from coflowopt.model import Fabric
 from coflowopt.proofs_check.instances import random_single_stage
-
-
-def example_a(release_a: float = 0.0):
-    """Iterated-rounding spec Sec. 6, Example A (Example A' with ``release_a = 1``)."""
-    return build_instance(2, coflows=[
-        CoflowSpec([(0, 0, 1.0), (1, 1, 1.0)], id="A", weight=2.0, release=release_a),
-        CoflowSpec([(0, 1, 2.0)], id="B", weight=1.0)])
-
-
-def example_b():
-    return build_instance(2, coflows=[CoflowSpec([(0, 0, 2.0)], weight=2.0),
-                                      CoflowSpec([(0, 1, 1.0), (1, 0, 1.0)]),
-                                      CoflowSpec([(1, 1, 3.0)])])
+from coflowopt.proofs_check.rounding_checks import example_a, example_b, flow_example
 
 
 def discrete_opt(edges: UnitEdges) -> float:
@@ -128,40 +116,19 @@ def test_capacity_rescales_slots():
 # -- LP-T (flow-order spec, Sec. 6; values from the specification's prototype) ----------------
 
 
-def flow_ex(n: int, W: float = 1000.0):
-    if n == 1:
-        return build_instance(2, coflows=[
-            CoflowSpec([(0, 0, 2.0), (1, 1, 1.0)], weight=3.0),
-            CoflowSpec([(0, 1, 1.0), (1, 0, 2.0)], weight=1.0),
-            CoflowSpec([(0, 0, 1.0), (1, 0, 1.0)], weight=2.0)])
-    if n == 2:
-        return build_instance(2, coflows=[
-            CoflowSpec([(0, 0, 3.0), (1, 1, 1.0)], weight=1.0),
-            CoflowSpec([(0, 1, 2.0), (1, 1, 1.0)], weight=2.0, release=1.0),
-            CoflowSpec([(1, 0, 2.0)], weight=4.0, release=2.0)])
-    if n == 3:
-        return build_instance(3, coflows=[CoflowSpec([(0, 1, 1.0), (1, 0, 1.0)], weight=2.0),
-                                          CoflowSpec([(0, 2, 1.0), (1, 2, 1.0)])])
-    return build_instance(3, coflows=[
-        CoflowSpec([(1, 0, 3.0), (2, 0, 2.0)], id="c0"),
-        CoflowSpec([(2, 0, 6.0), (2, 2, 2.0)], id="c1", weight=W),
-        CoflowSpec([(0, 0, 2.0), (0, 2, 3.0), (2, 2, 4.0)], id="c2"),
-        CoflowSpec([(1, 1, 2.0), (1, 2, 4.0)], id="c3")])
-
-
 @pytest.mark.parametrize("n, value, ck", [
     (1, 18.0, [2.5, 5.5, 2.5]),
     (2, 27.0 + 2.0 / 3.0, [3.0 + 2.0 / 3.0, 4.0, 4.0]),
     (3, 4.0, [1.0, 2.0]),
 ])
 def test_flow_order_lp_examples(n, value, ck):
-    s = solve_flow_order_lp(unit_edges(flow_ex(n)))
+    s = solve_flow_order_lp(unit_edges(flow_example(n)))
     assert s.value == pytest.approx(value, abs=1e-6)
     np.testing.assert_allclose(s.C_coflow, ck, atol=1e-6)
 
 
 def test_flow_order_lp_ex4_and_cut():
-    e = unit_edges(flow_ex(4))
+    e = unit_edges(flow_example(4))
     s = solve_flow_order_lp(e)
     assert s.value == pytest.approx(8019.718, abs=1e-3)
     np.testing.assert_allclose(s.C_coflow, [5.757, 8.0, 7.962, 6.0], atol=1e-3)

@@ -65,11 +65,11 @@ import numpy as np
 from coflowopt.lp.edge import (
     EdgeLPSolution,
     UnitEdges,
-    auto_quantum,
     edge_lp_size,
+    edges_for,
+    interval_lp_missing,
     quantum_delta,
     solve_edge_lp,
-    unit_edges,
 )
 from coflowopt.lp.model import ModelBuilder, SolveParams
 from coflowopt.model import Instance
@@ -552,16 +552,14 @@ def run_iterated_rounding(instance: Instance, params: IteratedRoundingParams, si
     p = params
     name = "iterated-rounding"
     if p.lp == "interval-indexed":
-        raise LPRefused(f"{name}: lp='interval-indexed' needs the interval-indexed LP "
-                        "(coflowopt.lp.interval, issue 29), which this tree does not have; use "
-                        "lp='time-indexed'")
+        raise LPRefused(interval_lp_missing(name))
     why = supports_iterated_rounding(instance)
     if why is not None:
         raise ValueError(f"{name}: {why}")
-    if instance.n_flows == 0 or not (instance.flow_volume > 0).any():
+    edges = edges_for(instance, p.quantum, p.max_units)
+    if edges is None:
         return sink.outcome(Schedule.empty())
-    q = p.quantum if p.quantum is not None else auto_quantum(instance, p.max_units)
-    edges = unit_edges(instance, q)
+    q = edges.quantum
     why = lp_size_refusal(edges, p.max_nonzeros, name)
     if why is not None:
         raise LPRefused(why)

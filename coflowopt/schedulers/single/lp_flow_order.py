@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from coflowopt.lp.edge import UnitEdges, auto_quantum, quantum_delta, unit_edges
+from coflowopt.lp.edge import UnitEdges, edges_for, interval_lp_missing, quantum_delta
 from coflowopt.lp.flow_order import FlowOrderLP, flow_order_lp_size, solve_flow_order_lp
 from coflowopt.lp.model import SolveParams
 from coflowopt.model import Instance
@@ -139,16 +139,14 @@ def run_lp_flow_order(instance: Instance, params: LPFlowOrderParams, sink: RateS
     p = params
     name = "lp-flow-order"
     if p.lp == "interval-indexed":
-        raise FlowOrderLPRefused(f"{name}: lp='interval-indexed' needs the interval-indexed LP "
-                                 "(coflowopt.lp.interval, issue 29), which this tree does not "
-                                 "have; use lp='time-indexed'")
+        raise FlowOrderLPRefused(interval_lp_missing(name))
     why = supports_lp_flow_order(instance)
     if why is not None:
         raise ValueError(f"{name}: {why}")
-    if instance.n_flows == 0 or not (instance.flow_volume > 0).any():
+    edges = edges_for(instance, p.quantum, p.max_units)
+    if edges is None:
         return sink.outcome(Schedule.empty())
-    q = p.quantum if p.quantum is not None else auto_quantum(instance, p.max_units)
-    edges = unit_edges(instance, q)
+    q = edges.quantum
     cols, nnz = flow_order_lp_size(edges)
     if nnz > p.max_nonzeros:
         raise FlowOrderLPRefused(

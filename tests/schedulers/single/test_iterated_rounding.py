@@ -14,7 +14,7 @@ from coflowopt.lp.edge import edge_model, solve_edge_lp, unit_edges
 from coflowopt.model import Fabric, JobSpec
 from coflowopt.proofs_check.instances import random_single_stage
 from coflowopt.proofs_check.reference import exact_optimum
-from coflowopt.proofs_check.rounding_checks import rounding_problems
+from coflowopt.proofs_check.rounding_checks import example_a, example_b, rounding_problems
 from coflowopt.schedulers import UnsupportedInstance, get
 from coflowopt.schedulers.dag.iterated_rounding import (
     IteratedRoundingParams,
@@ -27,18 +27,6 @@ from coflowopt.schedulers.dag.iterated_rounding import (
 )
 from coflowopt.schedulers.registry import SolverStopped
 from coflowopt.service import run
-
-
-def example_a(release_a: float = 0.0):
-    return build_instance(2, coflows=[
-        CoflowSpec([(0, 0, 1.0), (1, 1, 1.0)], id="A", weight=2.0, release=release_a),
-        CoflowSpec([(0, 1, 2.0)], id="B", weight=1.0)])
-
-
-def example_b():
-    return build_instance(2, coflows=[CoflowSpec([(0, 0, 2.0)], weight=2.0),
-                                      CoflowSpec([(0, 1, 1.0), (1, 0, 1.0)]),
-                                      CoflowSpec([(1, 1, 3.0)])])
 
 
 def test_example_a_run_validated_and_meta():

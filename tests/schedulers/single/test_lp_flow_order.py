@@ -14,37 +14,20 @@ from coflowopt.lp.edge import edge_model, unit_edges
 from coflowopt.lp.flow_order import solve_flow_order_lp
 from coflowopt.model import Fabric
 from coflowopt.proofs_check.instances import random_single_stage
-from coflowopt.proofs_check.rounding_checks import flow_order_problems
+from coflowopt.proofs_check.rounding_checks import (
+    flow_example,
+    flow_order_problems,
+    merged_completion,
+)
 from coflowopt.schedulers import get
 from coflowopt.schedulers.registry import SolverStopped
 from coflowopt.schedulers.single.lp_flow_order import flow_priority
 from coflowopt.service import run
 
 
-def ex(n: int, W: float = 1000.0):
-    if n == 1:
-        return build_instance(2, coflows=[
-            CoflowSpec([(0, 0, 2.0), (1, 1, 1.0)], weight=3.0),
-            CoflowSpec([(0, 1, 1.0), (1, 0, 2.0)], weight=1.0),
-            CoflowSpec([(0, 0, 1.0), (1, 0, 1.0)], weight=2.0)])
-    if n == 2:
-        return build_instance(2, coflows=[
-            CoflowSpec([(0, 0, 3.0), (1, 1, 1.0)], weight=1.0),
-            CoflowSpec([(0, 1, 2.0), (1, 1, 1.0)], weight=2.0, release=1.0),
-            CoflowSpec([(1, 0, 2.0)], weight=4.0, release=2.0)])
-    if n == 3:
-        return build_instance(3, coflows=[CoflowSpec([(0, 1, 1.0), (1, 0, 1.0)], weight=2.0),
-                                          CoflowSpec([(0, 2, 1.0), (1, 2, 1.0)])])
-    return build_instance(3, coflows=[
-        CoflowSpec([(1, 0, 3.0), (2, 0, 2.0)], id="c0"),
-        CoflowSpec([(2, 0, 6.0), (2, 2, 2.0)], id="c1", weight=W),
-        CoflowSpec([(0, 0, 2.0), (0, 2, 3.0), (2, 2, 4.0)], id="c2"),
-        CoflowSpec([(1, 1, 2.0), (1, 2, 4.0)], id="c3")])
-
-
 @pytest.mark.parametrize("n, completions", [(1, [2, 6, 4]), (2, [3, 5, 5]), (3, [1, 3])])
 def test_worked_examples(n, completions):
-    v = run(ex(n), "lp-flow-order", keep_schedule=True).valid
+    v = run(flow_example(n), "lp-flow-order", keep_schedule=True).valid
     assert v.coflow_completion.tolist() == completions
 
 
@@ -52,7 +35,7 @@ def test_ex4_breaks_the_claimed_ratio():
     """Spec Ex 4 (W = 1000): G1 completions (5, 19, 13, 9), ALG = 19W + 27, and the exact
     discrete optimum 8W + 31 (slotted MILP): ALG / OPT = 2.369 > 2 + 1/LB = 2.2."""
     W = 1000.0
-    inst = ex(4, W)
+    inst = flow_example(4, W)
     v = run(inst, "lp-flow-order").valid
     assert v.coflow_completion.tolist() == [5, 19, 13, 9]
     alg = metrics.weighted_completion(v)
@@ -78,9 +61,7 @@ def test_lemmas_on_random_instances():
         opt = solve(edge_model(e, integral=True)).objective
         assert lp.value <= opt + 1e-6
         v = run(inst, "lp-flow-order").valid
-        fct = v.flow_completion
-        cf = np.array([fct[e.members[e.member_ptr[f]:e.member_ptr[f + 1]]].max()
-                       for f in range(e.n_flows)])
+        cf = merged_completion(e, v.flow_completion)
         assert flow_order_problems(e, lp, flow_priority(e, lp), cf) == []
         rel = e.release.any()
         a, b = (5.0, 4.0) if rel else (4.0, 3.0)
@@ -99,4 +80,4 @@ def test_refusals():
     with pytest.raises(SolverStopped, match=r"variables and [\d,]+ nonzeros"):
         run(big, "lp-flow-order", params={"max_nonzeros": 1e3})
     with pytest.raises(SolverStopped, match="interval-indexed"):
-        run(ex(1), "lp-flow-order", params={"lp": "interval-indexed"})
+        run(flow_example(1), "lp-flow-order", params={"lp": "interval-indexed"})
