@@ -21,8 +21,8 @@ with them and 2 + eps asymptotically.  Everything inside the steps is our recons
 3. **Candidates**: Greedy for every breakpoint alpha of the profile (at most ``max_alphas``,
    else quantiles) plus ``n_alpha_samples`` seeded samples ``alpha = sqrt(U)`` (density
    ``2 alpha``); iterated rounding (IR) for ``alpha = 1`` and the first ``ir_alpha_samples``
-   samples, and ``L in {1, 2, 4, ...,
-   2^floor(log2 sqrt(LP / sum w))}``.
+   samples, and ``L in {1, 2, 4, ..., 2^floor(log2 sqrt(LP / sum w))}`` (with releases only
+   the smallest and the largest: each other ``L`` would need an LP of its own).
    - **Greedy(alpha)**: coflows by ``(D_j, C_j^LP, j)``; each unit edge in turn in the earliest
      slot ``t >= r_j + 1`` where both its ports are free.  Lemma G: ``C_j <= r_j + 2 D_j /
      alpha - 1``.
@@ -443,12 +443,16 @@ def _alphas(lp: EdgeLPSolution, p: IteratedRoundingParams, rng: np.random.Genera
 
 
 def _L_set(lp: EdgeLPSolution, edges: UnitEdges, p: IteratedRoundingParams) -> list[int]:
+    """IR's interval lengths: ``1, 2, 4, ..., 2^floor(log2 sqrt(LP / sum w))``; with releases
+    only 1 and the largest [C]: every other ``L > 1`` needs its own LP (releases rounded up to
+    multiples of ``L``), as large as the first."""
     if p.ir_L is not None:
         return [int(p.ir_L)]
     w = float(edges.weight.sum())
     M = lp.value / w if w > 0 else 1.0
     top = math.floor(math.log2(math.sqrt(M))) if M >= 1 else 0
-    return [2 ** i for i in range(top + 1)]
+    Ls = [2 ** i for i in range(top + 1)]
+    return sorted({Ls[0], Ls[-1]}) if edges.release.any() else Ls
 
 
 def _finish(edges: UnitEdges, scheme: str, alpha: float, L: int, D: np.ndarray,

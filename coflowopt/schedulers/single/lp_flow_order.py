@@ -149,11 +149,13 @@ def run_lp_flow_order(instance: Instance, params: LPFlowOrderParams, sink: RateS
     q = edges.quantum
     cols, nnz = flow_order_lp_size(edges)
     if nnz > p.max_nonzeros:
+        # every merged flow keeps at least one slot, so T >= F whatever the quantum
+        hint = ("raise quantum or max_nonzeros to try" if 5 * edges.n_flows ** 2 <= p.max_nonzeros
+                else "no quantum makes it fit, since T >= F")
         raise FlowOrderLPRefused(
             f"{name}: the time-indexed flow LP would have {cols:,} variables and {nnz:,} "
             f"nonzeros ({edges.n_flows:,} merged flows, quantum {q:g}), over "
-            f"max_nonzeros = {p.max_nonzeros:.3g}; it is not built (raise quantum or "
-            "max_nonzeros to try)")
+            f"max_nonzeros = {p.max_nonzeros:.3g}; it is not built ({hint})")
     try:
         lp = solve_flow_order_lp(edges, SolveParams(time_limit=p.time_limit,
                                                     options={"solver": p.lp_solver}),
