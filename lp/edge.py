@@ -57,13 +57,14 @@ __all__ = [
     "EdgeLPSolution",
     "UnitEdges",
     "auto_quantum",
+    "capacity_refusal",
     "edge_horizon",
     "edge_lp_size",
     "edge_model",
     "edges_for",
-    "interval_lp_missing",
     "monotone_rows",
     "quantum_delta",
+    "run_refusal",
     "solve_edge_lp",
     "unit_edges",
 ]
@@ -298,11 +299,27 @@ def monotone_rows(b: ModelBuilder, X: np.ndarray, edges: UnitEdges
     return pidx, np.r_[np.arange(F), np.arange(F)], int(ports.size)
 
 
-def interval_lp_missing(name: str) -> str:
-    """The one-line refusal of ``lp='interval-indexed'`` while :mod:`coflowopt.lp` has no
-    interval-indexed form."""
-    return (f"{name}: lp='interval-indexed' needs the interval-indexed LP (coflowopt.lp."
-            "interval, issue 29), which this tree does not have; use lp='time-indexed'")
+def capacity_refusal(instance: Instance) -> str | None:
+    """Why unit slots cannot model ``instance`` (ports of different capacities), else
+    ``None``."""
+    fab = instance.fabric
+    if fab.is_uniform:
+        return None
+    cap = np.concatenate([fab.capacity_in, fab.capacity_out])
+    k = int(np.flatnonzero(cap != cap[0])[0])
+    side, port = ("in", k) if k < fab.ports else ("out", k - fab.ports)
+    return (f"unit slots need ports of one capacity; port {side} {port} has capacity "
+            f"{cap[k]:g}, port in 0 has {cap[0]:g}")
+
+
+def run_refusal(instance: Instance, name: str, lp: str) -> str | None:
+    """One line on why scheduler ``name`` cannot run ``instance`` with LP form ``lp`` (the
+    interval-indexed LP is not in this tree; ports of different capacities), else ``None``."""
+    if lp == "interval-indexed":
+        return (f"{name}: lp='interval-indexed' needs the interval-indexed LP (coflowopt.lp."
+                "interval, issue 29), which this tree does not have; use lp='time-indexed'")
+    why = capacity_refusal(instance)
+    return f"{name}: {why}" if why else None
 
 
 def edges_for(instance: Instance, quantum: float | None, max_units: int) -> UnitEdges | None:

@@ -67,8 +67,8 @@ from coflowopt.lp.edge import (
     UnitEdges,
     edge_lp_size,
     edges_for,
-    interval_lp_missing,
     quantum_delta,
+    run_refusal,
     solve_edge_lp,
 )
 from coflowopt.lp.model import ModelBuilder, SolveParams
@@ -555,18 +555,16 @@ def run_iterated_rounding(instance: Instance, params: IteratedRoundingParams, si
     ``candidates``."""
     p = params
     name = "iterated-rounding"
-    if p.lp == "interval-indexed":
-        raise LPRefused(interval_lp_missing(name))
-    why = supports_iterated_rounding(instance)
+    why = run_refusal(instance, name, p.lp)
     if why is not None:
-        raise ValueError(f"{name}: {why}")
+        raise LPRefused(why)
     edges = edges_for(instance, p.quantum, p.max_units)
     if edges is None:
         return sink.outcome(Schedule.empty())
-    q = edges.quantum
     why = lp_size_refusal(edges, p.max_nonzeros, name)
     if why is not None:
         raise LPRefused(why)
+    q = edges.quantum
     try:
         res = iterated_rounding(edges, p, seed=seed)
     except RuntimeError as exc:

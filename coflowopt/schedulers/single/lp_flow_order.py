@@ -40,7 +40,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from coflowopt.lp.edge import UnitEdges, edges_for, interval_lp_missing, quantum_delta
+from coflowopt.lp.edge import (
+    UnitEdges,
+    capacity_refusal,
+    edges_for,
+    quantum_delta,
+    run_refusal,
+)
 from coflowopt.lp.flow_order import FlowOrderLP, flow_order_lp_size, solve_flow_order_lp
 from coflowopt.lp.model import SolveParams
 from coflowopt.model import Instance
@@ -87,14 +93,7 @@ class LPFlowOrderParams(Params):
 
 def supports_lp_flow_order(instance: Instance) -> str | None:
     """Why LP-T's unit slots cannot model ``instance`` (ports of different capacities)."""
-    fab = instance.fabric
-    if fab.is_uniform:
-        return None
-    cap = np.concatenate([fab.capacity_in, fab.capacity_out])
-    k = int(np.flatnonzero(cap != cap[0])[0])
-    side, port = ("in", k) if k < fab.ports else ("out", k - fab.ports)
-    return (f"LP-T's unit slots need ports of one capacity; port {side} {port} has capacity "
-            f"{cap[k]:g}, port in 0 has {cap[0]:g}")
+    return capacity_refusal(instance)
 
 
 def flow_priority(edges: UnitEdges, lp: FlowOrderLP) -> np.ndarray:
@@ -138,11 +137,9 @@ def run_lp_flow_order(instance: Instance, params: LPFlowOrderParams, sink: RateS
 
     p = params
     name = "lp-flow-order"
-    if p.lp == "interval-indexed":
-        raise FlowOrderLPRefused(interval_lp_missing(name))
-    why = supports_lp_flow_order(instance)
+    why = run_refusal(instance, name, p.lp)
     if why is not None:
-        raise ValueError(f"{name}: {why}")
+        raise FlowOrderLPRefused(why)
     edges = edges_for(instance, p.quantum, p.max_units)
     if edges is None:
         return sink.outcome(Schedule.empty())
