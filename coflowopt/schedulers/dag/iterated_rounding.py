@@ -551,7 +551,7 @@ def run_iterated_rounding(instance: Instance, params: IteratedRoundingParams, si
     """Iterated rounding, best-of (module docstring).  ``meta``: ``lp_value`` (the LP optimum
     in time units, ``slot x LP_disc``), ``lp_value_slots``, ``quantum``, ``slot_length``,
     ``quantum_delta`` and ``quantum_additive`` (the error term: ``q LP_disc <= (1 + delta)
-    OPT_fluid + additive``), ``proven_bound`` (4 or 5 x LP, slots), ``winner`` and
+    OPT_fluid + additive``), ``proven_bound`` (4 or 5 x LP, time units), ``winner`` and
     ``candidates``."""
     p = params
     name = "iterated-rounding"
@@ -576,8 +576,8 @@ def run_iterated_rounding(instance: Instance, params: IteratedRoundingParams, si
             "lp_value_slots": res.lp.value, "quantum": q, "slot_length": edges.slot,
             "quantum_delta": delta,
             "quantum_additive": 2.0 * edges.slot * float(edges.weight.sum()),
-            "proven_bound": (5.0 if releases else 4.0) * res.lp.value if p.mode == "best_of"
-            else None,
+            "proven_bound": (5.0 if releases else 4.0) * res.lp.value * edges.slot
+            if p.mode == "best_of" else None,
             "winner": {"scheme": win.scheme, "alpha": win.alpha, "L": win.L,
                        "objective_slots": win.objective},
             "candidates": len(res.candidates), "horizon": res.lp.horizon}

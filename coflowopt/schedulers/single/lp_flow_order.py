@@ -131,7 +131,7 @@ def run_lp_flow_order(instance: Instance, params: LPFlowOrderParams, sink: RateS
                       seed: Any = None, progress: Any = None) -> Outcome:
     """LP flow order + greedy (module docstring).  Deterministic given the LP solution
     (``seed`` unused).  ``meta``: ``lp_value`` (time units), ``lp_value_slots``, ``quantum``,
-    ``lb`` (``min_k (r_k + L_k)``, slots), ``proven_bound`` (4 or 5 x LP, slots) and
+    ``lb`` (``min_k (r_k + L_k)``, slots), ``proven_bound`` (4 or 5 x LP, time units) and
     ``flow_order`` (instance flow positions)."""
     from coflowopt.sim import order_schedule
 
@@ -168,6 +168,7 @@ def run_lp_flow_order(instance: Instance, params: LPFlowOrderParams, sink: RateS
             "quantum": q, "quantum_delta": quantum_delta(instance, q),
             "slot_length": edges.slot, "lb_cut": p.lb_cut,
             "lb": int(lbk.min()) if lbk.size else 0,
-            "proven_bound": (5.0 if releases else 4.0) * lp.value, "flow_order": order}
+            "proven_bound": (5.0 if releases else 4.0) * lp.value * edges.slot,
+            "flow_order": order}
     out.meta.update(meta)
     return sink.outcome(out)
