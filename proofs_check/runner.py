@@ -31,6 +31,7 @@ def load() -> None:
     # registration, in table order: formulation checks, then algorithm checks
     importlib.import_module(f"{__package__}.lp_checks")
     importlib.import_module(f"{__package__}.algorithm_checks")
+    importlib.import_module(f"{__package__}.yosemite_checks")
 
 
 def instance_of(check: Check, index: int, seed: int) -> Instance:
