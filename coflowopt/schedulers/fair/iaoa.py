@@ -126,6 +126,7 @@ class IAOAPolicy:
                              f"({view.coflow_id.shape[0]}), got shape {self.weight.shape}")
         self._pi = np.zeros(0, dtype=np.int64)
         self._seen = np.zeros(view.coflow_id.shape[0], dtype=np.bool_)
+        self._live = np.zeros(view.coflow_id.shape[0], dtype=np.bool_)
         self._ones = np.ones(view.flow_src.shape[0])
         self.order_log = []
 
@@ -167,7 +168,10 @@ class IAOAPolicy:
         if arrived or self.reorder_on == "every_epoch":
             self._resort(view, act)
         else:  # completed coflows leave pi, the rest keep their places
-            self._pi = self._pi[np.isin(self._pi, act)]
+            live = self._live
+            live[act] = True
+            self._pi = self._pi[live[self._pi]]
+            live[act] = False
         self._allocate(view)
         return math.inf
 
@@ -175,20 +179,21 @@ class IAOAPolicy:
         st = view.alloc
         st.reset(self._pi)
         for c in self._pi.tolist():
-            u = view.unfinished_flows(c)
-            if u.size == 0:
+            # n_p: the coflow's unfinished flows per port, kept by the engine in its port slots
+            ai, bi, ao, bo = st.cin_ptr[c], st.cin_ptr[c + 1], st.cout_ptr[c], st.cout_ptr[c + 1]
+            n_in, n_out = st.slot_in[ai:bi], st.slot_out[ao:bo]
+            p_in, p_out = st.cin[ai:bi], st.cout[ao:bo]
+            on_in, on_out = n_in > 0, n_out > 0
+            if not on_in.any():
                 continue
-            src, dst = view.flow_src[u], view.flow_dst[u]
-            pin, nin = np.unique(src, return_counts=True)
-            pout, nout = np.unique(dst, return_counts=True)
-            r = min(float((st.rem_in[pin] / nin).min()), float((st.rem_out[pout] / nout).min()))
+            r = min(float((st.rem_in[p_in[on_in]] / n_in[on_in]).min()),
+                    float((st.rem_out[p_out[on_out]] / n_out[on_out]).min()))
             if r <= 0.0:
                 continue
-            st.rate[u] = r
-            np.subtract.at(st.rem_in, src, r)
-            np.subtract.at(st.rem_out, dst, r)
-            np.maximum(st.rem_in, 0.0, out=st.rem_in)
-            np.maximum(st.rem_out, 0.0, out=st.rem_out)
+            st.rate[view.unfinished_flows(c)] = r
+            # a coflow's slots name distinct ports: plain fancy-index updates are exact
+            st.rem_in[p_in] = np.maximum(st.rem_in[p_in] - r * n_in, 0.0)
+            st.rem_out[p_out] = np.maximum(st.rem_out[p_out] - r * n_out, 0.0)
             st.has_rate[c] = True
         if self.work_conserving:
             allocate.max_min_fair(st, self._pi, weight=self._ones, fresh=False)
