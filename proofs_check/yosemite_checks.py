@@ -81,10 +81,16 @@ def _single_r0(rng: Any, i: int) -> Instance:
 
 
 def _run(algs: Mapping[str, Any], name: str, inst: Instance
-         ) -> tuple[float | None, Any, str | None]:
-    """``(weighted completion, valid schedule, problem)``; a refusal raises upward."""
-    val, v, why = run_validated(algs[name], inst, "weighted_completion")
-    return val, v, (why or None) if val is None else None
+         ) -> tuple[float, Any, Trial | None]:
+    """``(weighted completion, valid schedule, None)``, or ``(nan, None, trial)`` where the
+    trial ends the check: skipped on a refusal, failed on an invalid schedule."""
+    try:
+        val, v, why = run_validated(algs[name], inst, "weighted_completion")
+    except UnsupportedInstance as exc:
+        return math.nan, None, Trial(None, skipped=f"{name}: {exc}")
+    if val is None:
+        return math.nan, None, Trial(False, message=why)
+    return val, v, None
 
 
 @register_check("yosemite", instances=_single_r0, quick=20, full=150, factor="2",
@@ -95,12 +101,9 @@ def _run(algs: Mapping[str, Any], name: str, inst: Instance
 def check_yosemite(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """Alg. 1's relaxed cost against ``2 LB`` and the brute-force ``OPT_COS``; the realised
     schedule against ``2 L(prefix_k)`` per coflow."""
-    try:
-        val, v, why = _run(algs, "yosemite", inst)
-    except UnsupportedInstance as exc:
-        return Trial(None, skipped=f"yosemite: {exc}")
-    if why is not None:
-        return Trial(False, message=why)
+    val, v, stop = _run(algs, "yosemite", inst)
+    if stop is not None:
+        return stop
     meta = v.meta
     lb, cos = float(meta["lb_dual"]), float(meta["cos"])
     order = np.asarray(meta["order"], dtype=np.int64)
@@ -136,12 +139,9 @@ def check_yosemite(inst: Instance, algs: Mapping[str, Any]) -> Trial:
                         "CCT <= 2 COS(gamma) <= 4 OPT (r = 0)")
 def check_yosemite_realised(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """Yosemite's realised weighted CCT against ``4 x OPT`` [C]."""
-    try:
-        val, _, why = _run(algs, "yosemite", inst)
-    except UnsupportedInstance as exc:
-        return Trial(None, skipped=f"yosemite: {exc}")
-    if why is not None:
-        return Trial(False, message=why)
+    val, _, stop = _run(algs, "yosemite", inst)
+    if stop is not None:
+        return stop
     return factor_trial(inst, val, 4.0, "weighted_completion")
 
 
@@ -160,12 +160,9 @@ def _iaoa_instances(rng: Any, i: int) -> Instance:
                         ">= LP lower bound, >= OPT_COS when r = 0")
 def check_iaoa(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """IAOA's weighted completion / OPT, reported; sanity can fail."""
-    try:
-        val, _, why = _run(algs, "iaoa", inst)
-    except UnsupportedInstance as exc:
-        return Trial(None, skipped=f"iaoa: {exc}")
-    if why is not None:
-        return Trial(False, message=why)
+    val, _, stop = _run(algs, "iaoa", inst)
+    if stop is not None:
+        return stop
     tol = 1e-6 * max(1.0, val)
     p = coflow_port_loads(inst)
     w = np.asarray(inst.coflow_weight, dtype=np.float64)
