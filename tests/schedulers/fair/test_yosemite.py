@@ -208,3 +208,13 @@ def test_verify_checks_pass_and_catch_a_broken_order() -> None:
 
     bad = run_checks(["yosemite"], count=3, algorithms={"yosemite": worst_order})[0]
     assert bad.status == "failed" and "2 LB_dual" in bad.failures[0][1]
+
+
+def test_greedy_allocator_is_sincronia_offline() -> None:
+    """Alg. 1 is the primal-dual step of Sincronia's BSSI: with Sincronia's greedy allocation
+    Yosemite gives Sincronia's offline schedule (a second implementation of the order:
+    coflowopt.orders.bssi on dense loads)."""
+    inst = _random(np.random.default_rng(7))
+    a = coflowopt.run(inst, "yosemite", params={"allocator": "greedy"}).valid
+    b = coflowopt.run(inst, "sincronia", params={"mode": "offline"}).valid
+    np.testing.assert_array_equal(a.coflow_completion, b.coflow_completion)
