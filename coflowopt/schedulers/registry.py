@@ -420,9 +420,8 @@ _TABLE: list[SchedulerInfo] = [
                   "coflowopt.schedulers.fair.yosemite:YosemiteParams", "offline", True, "fair",
                   "Yosemite Alg. 1: primal-dual concurrent-open-shop order (BSSI's step) + "
                   "priority water-filling; all releases 0",
-                  factor="2", objective="relaxed IWCCTM order cost COS(gamma) (concurrent open "
-                  "shop, release 0, clairvoyant); not the realised weighted CCT, which is "
-                  "<= 2 COS <= 4 x OPT [C] under water-filling or greedy",
+                  factor="2", objective="relaxed order cost COS(gamma) (IWCCTM: concurrent "
+                  "open shop, release 0), not the realised weighted CCT (<= 4 x OPT [C])",
                   supports="coflowopt.schedulers.fair.yosemite:yosemite_supports"),
     SchedulerInfo("iaoa", "coflowopt.schedulers.fair.iaoa:run_iaoa",
                   "coflowopt.schedulers.fair.iaoa:IAOAParams", "online", False, "fair",
