@@ -128,6 +128,11 @@ class IAOAPolicy:
         self._seen = np.zeros(view.coflow_id.shape[0], dtype=np.bool_)
         self._live = np.zeros(view.coflow_id.shape[0], dtype=np.bool_)
         self._ones = np.ones(view.flow_src.shape[0])
+        st = view.alloc
+        # the coflow of each of the engine's (coflow, port) slots, per side
+        C = view.coflow_id.shape[0]
+        self._own_in = np.repeat(np.arange(C), np.diff(st.cin_ptr))
+        self._own_out = np.repeat(np.arange(C), np.diff(st.cout_ptr))
         self.order_log = []
 
     def alpha(self, view: SimView, coflows: np.ndarray) -> np.ndarray:
@@ -196,7 +201,21 @@ class IAOAPolicy:
             st.rem_out[p_out] = np.maximum(st.rem_out[p_out] - r * n_out, 0.0)
             st.has_rate[c] = True
         if self.work_conserving:
-            allocate.max_min_fair(st, self._pi, weight=self._ones, fresh=False)
+            # only a coflow with room on one of its ingress and one of its egress ports can
+            # gain; the filling costs a pass over the flows it is given per round, so it gets
+            # those coflows only (the others' flows would be frozen at once, adding nothing)
+            cs = self._pi[self._room(st.rem_in, st.cap_in, st.cin, st.slot_in, self._own_in)
+                          [self._pi]
+                          & self._room(st.rem_out, st.cap_out, st.cout, st.slot_out,
+                                       self._own_out)[self._pi]]
+            if cs.size:
+                allocate.max_min_fair(st, cs, weight=self._ones, fresh=False)
+
+    def _room(self, rem: np.ndarray, cap: np.ndarray, port: np.ndarray, count: np.ndarray,
+              owner: np.ndarray) -> np.ndarray:
+        """Per coflow: has it an unfinished flow on a port (of one side) with room left."""
+        free = (rem > allocate.SATURATED * cap)[port] & (count > 0)
+        return np.bincount(owner[free], minlength=self._seen.shape[0]) > 0
 
 
 def run_iaoa(instance: Instance, params: IAOAParams, sink: RateSink, *, seed: Any = None,
