@@ -105,6 +105,16 @@ def test_e2_resort_at_the_arrival_and_variants() -> None:
     assert _wcct(v) == pytest.approx(27.0)
 
 
+def test_e2_reorder_at_every_epoch() -> None:
+    """Hand-worked variant (ours, not in the spec): re-sorting at every epoch as well, E2 runs
+    as the default until C completes at 4; there A has sent 3 (alpha 1.5) and B has sent 2
+    on out1 (alpha 2), so A goes first and takes in0 back from b1: A ends at 7, b1 at 8.
+    WCCT = 2 * 7 + 8 + 4 = 26."""
+    v = _run(e2(), reorder_on="every_epoch")
+    assert v.coflow_completion.tolist() == pytest.approx([7.0, 8.0, 4.0])
+    assert _wcct(v) == pytest.approx(26.0)
+
+
 def test_e1_e2_optima() -> None:
     """The exact optima the spec lists: E1 26 (fluid), E2 24 (slotted MILP = fluid there)."""
     assert exact_optimum(e1(), "weighted_completion")[0] == pytest.approx(26.0)
