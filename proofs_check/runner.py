@@ -32,6 +32,7 @@ def load() -> None:
     importlib.import_module(f"{__package__}.lp_checks")
     importlib.import_module(f"{__package__}.algorithm_checks")
     importlib.import_module(f"{__package__}.rounding_checks")
+    importlib.import_module(f"{__package__}.yosemite_checks")
 
 
 def instance_of(check: Check, index: int, seed: int) -> Instance:

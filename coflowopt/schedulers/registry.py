@@ -414,11 +414,22 @@ _TABLE: list[SchedulerInfo] = [
                   factor="4", objective="sum of weighted CCT (release 0)",
                   factor_metric="weighted_completion",
                   factor_assumes=("release 0", "single-stage"), multistage=True),
+    # -- Yosemite and IAOA (Zhang, Shi, Yin, Wang, Guo, 2017 draft; Wang et al., TPDS 2019):
+    # the offline Alg. 1 order (its 2 bounds the relaxed order cost COS, not the realised
+    # weighted CCT) and the online, information-agnostic Alg. 2 (no factor exists) --
+    SchedulerInfo("yosemite", "coflowopt.schedulers.fair.yosemite:run_yosemite",
+                  "coflowopt.schedulers.fair.yosemite:YosemiteParams", "offline", True, "fair",
+                  "Yosemite Alg. 1: primal-dual concurrent-open-shop order (BSSI's step) + "
+                  "priority water-filling; all releases 0",
+                  factor="2", objective="relaxed order cost COS(gamma) (IWCCTM: concurrent "
+                  "open shop, release 0), not the realised weighted CCT (<= 4 x OPT [C])",
+                  supports="coflowopt.schedulers.fair.yosemite:yosemite_supports"),
     SchedulerInfo("iaoa", "coflowopt.schedulers.fair.iaoa:run_iaoa",
                   "coflowopt.schedulers.fair.iaoa:IAOAParams", "online", False, "fair",
-                  "IAOA (placeholder): non-preemptive coflow-level list scheduling by attained "
-                  "service / weight; not the paper's algorithm",
-                  objective="sum of weighted CCT (placeholder heuristic)", multistage=True),
+                  "IAOA (Yosemite Alg. 2): weighted coflow-level least attained service, "
+                  "re-sorted at arrivals, one common rate per coflow + max-min backfill",
+                  objective="sum of weighted CCT (heuristic: no constant factor exists)",
+                  multistage=True),
     # -- LP rounding, issue 32 items 1 and 3 (helper "round"): iterated rounding, LP flow order --
     # in dag/, beside the unit-slot machinery it reuses (SlotPlan, BNA's Konig colouring):
     # one family folder does not import another (tests/test_layering.py)
