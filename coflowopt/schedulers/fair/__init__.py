@@ -10,8 +10,9 @@ Modules (one per algorithm, named by its paper name; the registry loads them laz
 - the static-progress baseline (the SPS notion of the CoFair paper, its constraints (1)-(2)
   reconstructed [C]);
 - "Approximate", Shafiee and Ghaderi's LP-based ordering (IEEE/ACM ToN 2018);
-- IAOA, the information-agnostic online algorithm (Wang et al., 2019, as DeepWeave cites it;
-  a placeholder).
+- Yosemite (Alg. 1, the offline order) and IAOA (Alg. 2, the information-agnostic online
+  algorithm; Wang et al., 2019, as DeepWeave cites it), from the Yosemite draft (Zhang, Shi,
+  Yin, Wang, Guo, 2017).
 
 Tags: [R] recovered from the paper, [C] reconstructed by us (docs/families/index.md).
 """
