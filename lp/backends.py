@@ -126,10 +126,11 @@ def _solve_highs(lp: LinearProgram, params: SolveParams) -> SolveResult:
     limits = (MS.kTimeLimit, MS.kIterationLimit, MS.kSolutionLimit, MS.kInterrupt,
               MS.kObjectiveBound, MS.kObjectiveTarget, MS.kMemoryLimit)
     duals = None
-    # an LP stopped at a limit keeps its (possibly infeasible) dual vector: any dual vector
-    # gives a valid Lagrangian bound (coflowopt.lp.certify)
-    if not lp.is_mip and ((ms == MS.kOptimal and sol.dual_valid) or ms in limits) \
-            and len(sol.row_dual) == lp.n_rows:
+    # an LP stopped at a limit, or one PDLP calls optimal while HiGHS's own check of the
+    # tolerances does not (status Unknown), keeps its (possibly infeasible) dual vector: any
+    # dual vector gives a valid Lagrangian bound (coflowopt.lp.certify)
+    if not lp.is_mip and ((ms == MS.kOptimal and sol.dual_valid) or ms in limits
+                          or ms == MS.kUnknown) and len(sol.row_dual) == lp.n_rows:
         duals = np.asarray(sol.row_dual, dtype=np.float64)
     iterations = int(info.simplex_iteration_count) + int(info.ipm_iteration_count) + \
         int(info.pdlp_iteration_count)

@@ -73,7 +73,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from coflowopt.bounds import job_completion_bound
 from coflowopt.model import Instance
 
 from .certify import CertifiedBound, certified_solve
@@ -240,6 +239,15 @@ def _job_rows(bld: ModelBuilder, inst: Instance, X: np.ndarray, Z: np.ndarray, b
                      np.r_[np.ones(n), -np.ones(n)], upper=0.0)
 
 
+def _job_lower_bound(inst: Instance, E: np.ndarray) -> np.ndarray:
+    """``J_j = max(rho_j + Delta_j, max_{k in j} E_k)``: the job bound of
+    ``coflowopt.bounds.job_completion_bound``, computed here because ``coflowopt.bounds`` adds
+    this LP to its bounds (importing it back would make the two modules need each other)."""
+    out = np.asarray(inst.job_release + inst.aggregate_size, dtype=np.float64).copy()
+    np.maximum.at(out, np.asarray(inst.coflow_job, dtype=np.int64), E)
+    return out
+
+
 def interval_lp(instance: Instance, params: IntervalParams | None = None) -> LinearProgram:
     """The interval-indexed LP of the module docstring (a minimisation; its optimum is a lower
     bound on ``params.objective``).  ``meta["tau"]`` holds the grid."""
@@ -253,7 +261,7 @@ def interval_lp(instance: Instance, params: IntervalParams | None = None) -> Lin
     jct = p.objective == "weighted_jct"
     X, a, const = _cost_block(bld, "X", tau, E, np.zeros_like(w_c) if jct else w_c)
     if jct:
-        J = np.asarray(job_completion_bound(inst), dtype=np.float64)
+        J = _job_lower_bound(inst, E)
         Z, b, const = _cost_block(bld, "Z", tau, J, np.asarray(inst.job_weight, np.float64))
         _job_rows(bld, inst, X, Z, b, tau)
     _port_rows(bld, inst, X, a, tau, loads)
