@@ -92,3 +92,26 @@ def test_bound_command(capsys, tmp_path) -> None:
     assert main(["bound", str(path), "--no-lp"]) == 0
     assert "interval LP" not in capsys.readouterr().out
     assert main(["bound", str(path), "--batch"]) == 2
+
+
+def test_bench_rows_use_the_certified_lp_bound(tmp_path, monkeypatch) -> None:
+    import pandas as pd
+
+    from coflowopt.bench import load_suite, run_suite, summarize, tidy, to_markdown
+    from coflowopt.bench.runner import LP_BOUND_ENV
+
+    suite_toml = ('name = "lb"\nseeds = [0]\nmetrics = ["weighted_completion"]\n'
+                  '[[workloads]]\nname = "syn"\ngenerator = "synthetic"\n'
+                  'params = { n_coflows = 12, ports = 6 }\n'
+                  '[[schedulers]]\nname = "sequential"\n')
+    (tmp_path / "s.toml").write_text(suite_toml)
+    suite = load_suite(tmp_path / "s.toml")
+    plain = run_suite(suite, out=tmp_path / "plain", executor="inline").results()
+    monkeypatch.setenv(LP_BOUND_ENV, "60")
+    with_lp = run_suite(suite, out=tmp_path / "lp", executor="inline").results()
+    assert isinstance(with_lp, pd.DataFrame) and bool(with_lp["lb_lp"].iloc[0])
+    a = float(plain["lb_weighted_completion"].iloc[0])
+    b = float(with_lp["lb_weighted_completion"].iloc[0])
+    assert a <= b <= float(with_lp["weighted_completion"].iloc[0])
+    text = to_markdown(summarize(tidy(with_lp, suite), suite), suite, with_lp)
+    assert "certified interval-LP bound included" in text
