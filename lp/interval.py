@@ -40,6 +40,22 @@ model stores (the constant goes to the offset).  The objective is ``sum_k w_k`` 
   ``h(l) = min{h >= 1 : tau_h >= tau_l - C_k^0}``;
 - (J) (``weighted_jct``) ``Z_{j,l} <= X_{k,l}`` for every coflow ``k`` of job ``j``.
 
+**Per-coflow grids** (``IntervalParams.grid="release"``).  With releases spread over an hour
+(FB2010) a global geometric grid is seconds to minutes wide where late coflows complete, and
+(P) with one ``s_i`` per port never binds.  The second form gives coflow ``k`` its own grid
+``T_{k,0} = r_k``, ``T_{k,l} = r_k + b_k (1+eps)^{l-1}`` (``b_k = E_k - r_k``, the coflow's
+smallest CCT), so ``X_{k,l} = [C_k <= T_{k,l}]`` and ``c_{k,l} = max(T_{k,l-1}, E_k)``, and
+replaces (P) by window rows
+
+- (W) for every port ``i``, window start ``s`` (a release of a coflow on ``i``) and end
+  ``t = s + G_h`` (geometric lengths ``G_h``, same ratio):
+  ``sum_{k on i, r_k >= s} p_{ik} X_{k, lam_k(t)} <= B_i (t - s)``, with
+  ``lam_k(t) = max{l : T_{k,l} <= t}`` (a coflow with no grid point by ``t`` drops out).
+
+(S) and (J) use ``h = min{h : T_{q,h} >= T_{k,l} - C_k^0}`` and
+``mu = min{h : T_{k,h} >= T^Z_{j,l}}`` on the grids of the coflows and jobs concerned (no row
+when there is no such point: ``X_{q,L+1} = 1``).  Only rows that can bind are written.
+
 **Theorem** (lower bound).  For every feasible (preemptive, fluid) schedule with coflow
 completions ``C_k`` and job completions ``D_j = max_{k in j} C_k``, the point
 ``X_{k,l} = [C_k <= tau_l]``, ``Z_{j,l} = [D_j <= tau_l]`` is feasible and its objective is at
@@ -53,6 +69,11 @@ on port ``i`` by ``tau_l`` and none before their releases, all ``>= s_i``; port 
 most ``B_i`` per time unit, so that load is at most ``B_i (tau_l - s_i)``.  (S): ``k`` starts
 only after ``q`` completes and then needs at least ``C_k^0``, so ``C_k <= tau_l`` implies
 ``C_q <= tau_l - C_k^0 <= tau_{h(l)}``.  (J): ``D_j <= tau_l`` implies ``C_k <= tau_l``.
+(W): the coflows released at or after ``s`` send their load on port ``i`` within ``[s, t]``
+if they complete by ``t``, at most ``B_i (t - s)`` in all, and ``X_{k,lam_k(t)} = 1`` only if
+``C_k <= T_{k,lam_k(t)} <= t``.  The per-coflow forms of (S), (J) and the cost follow by the
+same arguments with ``T_{k,l}`` in place of ``tau_l`` (``C_k > T_{k,l-1}`` in interval ``l``,
+the first interval ``(r_k, T_{k,1}]`` charging ``E_k``).
 Objective: if ``C_k in I_l`` the point puts ``X_{k,l'} - X_{k,l'-1} = 1`` at ``l' = l`` only,
 costing ``c_{k,l} = max(tau_{l-1}, E_k) <= C_k`` (``C_k > tau_{l-1}`` and ``C_k >= E_k``).
 Summing with weights ``w_k >= 0`` gives at most ``sum_k w_k C_k``.  The LP minimum is at most
@@ -115,13 +136,17 @@ class IntervalParams:
     - ``horizon``: ``T`` (``None``: the largest release plus the busiest port's total load, a
       makespan no optimal schedule needs to pass by much; any value keeps the LP valid);
     - ``first``: ``t_1`` (``None``: the smallest positive earliest completion ``E_k``; no
-      completion lies below it).
+      completion lies below it);
+    - ``grid``: ``"global"`` (one grid, rows (P)) or ``"release"`` (a grid per coflow starting
+      at its release, rows (W); see the module docstring): the second keeps its resolution
+      for coflows released late, where a global geometric grid is coarse.
     """
 
     eps: float = 0.05
     objective: str = "weighted_completion"
     horizon: float | None = None
     first: float | None = None
+    grid: str = "global"
 
     def __post_init__(self) -> None:
         if self.objective not in ("weighted_completion", "weighted_jct"):
@@ -129,6 +154,9 @@ class IntervalParams:
                              f"'weighted_jct', got {self.objective!r}")
         if not (self.eps > 0):
             raise ValueError(f"IntervalParams.eps: must be > 0, got {self.eps}")
+        if self.grid not in ("global", "release"):
+            raise ValueError(f"IntervalParams.grid: expected 'global' or 'release', got "
+                             f"{self.grid!r}")
 
 
 def _port_loads(inst: Instance) -> sp.coo_matrix:
@@ -151,17 +179,19 @@ def _grid(inst: Instance, p: IntervalParams, E: np.ndarray, loads: sp.coo_matrix
     return geometric_grid(max(T, first, float(E.max(initial=0.0))), p.eps, first)
 
 
-def _cost_block(bld: ModelBuilder, name: str, tau: np.ndarray, lb: np.ndarray,
+def _cost_block(bld: ModelBuilder, name: str, T: np.ndarray, lb: np.ndarray,
                 w: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """Columns ``name[k, l-1] = [done by tau_l]`` fixed at 0 below ``lb``; returns the column
-    indices, the first free index ``a_k`` (1-based) and the objective's constant."""
-    L = tau.size - 1
-    a = np.searchsorted(tau[1:], lb, side="left") + 1  # first l with tau_l >= lb
-    ls = np.arange(1, L + 2)
-    c = np.maximum(tau[ls - 1][None, :], lb[:, None])  # c_{k,l}, l = 1..L+1
+    """Columns ``name[k, l-1] = [done by T[k, l]]`` (``T`` of shape ``(n, L+1)``, row ``k``
+    increasing, ``T[k, 0]`` the start of the first interval) fixed at 0 where
+    ``T[k, l] < lb_k``; returns the column indices, the first free index ``a_k`` (1-based,
+    ``L + 1`` when none) and the objective's constant ``sum_k w_k c_{k,L+1}``."""
+    n, L = T.shape[0], T.shape[1] - 1
+    fits = T[:, 1:] >= lb[:, None]
+    a = np.where(fits.any(axis=1), fits.argmax(axis=1) + 1, L + 1)
+    c = np.maximum(T, lb[:, None])  # c_{k,l} = max(T[k, l-1], lb_k), l = 1..L+1
     coef = w[:, None] * (c[:, :-1] - c[:, 1:])
-    free = ls[None, :-1] >= a[:, None]
-    cols = bld.add_columns(name, (lb.size, L), ub=free.astype(np.float64),
+    free = np.arange(1, L + 1)[None, :] >= a[:, None]
+    cols = bld.add_columns(name, (n, L), ub=free.astype(np.float64),
                            cost=np.where(free, coef, 0.0))
     # (M) monotone in l
     k, h = np.nonzero(free[:, 1:] & free[:, :-1])
@@ -173,8 +203,14 @@ def _cost_block(bld: ModelBuilder, name: str, tau: np.ndarray, lb: np.ndarray,
     return cols, a, float(np.dot(w, c[:, -1]))
 
 
+def _first_at_least(row: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``min{h >= 1 : row[h] >= v}`` for each ``v`` (``row.size`` when none)."""
+    return np.maximum(np.searchsorted(row, values, side="left"), 1)
+
+
 def _port_rows(bld: ModelBuilder, inst: Instance, X: np.ndarray, a: np.ndarray,
                tau: np.ndarray, loads: sp.coo_matrix) -> None:
+    """(P) on the global grid ``tau``: one row per (port, l)."""
     L = tau.size - 1
     k, port, p = loads.row, loads.col, loads.data
     keep = (p > 0) & (a[k] <= L)
@@ -204,39 +240,105 @@ def _port_rows(bld: ModelBuilder, inst: Instance, X: np.ndarray, a: np.ndarray,
 
 
 def _precedence_rows(bld: ModelBuilder, inst: Instance, X: np.ndarray, a: np.ndarray,
-                     tau: np.ndarray) -> None:
+                     T: np.ndarray) -> None:
+    """(S): ``X_{k,l} <= X_{q,h(l)}``, ``h(l) = min{h >= 1 : T[q,h] >= T[k,l] - C_k^0}``
+    (no row when no such ``h <= L``: ``X_{q,L+1} = 1``)."""
     e = inst.starts_after
     if not e.size:
         return
-    L = tau.size - 1
-    q, k = e[:, 0].astype(np.int64), e[:, 1].astype(np.int64)
-    reps = np.maximum(L - a[k] + 1, 0)
-    qq, kk = np.repeat(q, reps), np.repeat(k, reps)
-    start = np.repeat(np.cumsum(reps) - reps, reps)
-    ll = np.arange(kk.size) - start + np.repeat(a[k], reps)
-    iso = np.asarray(inst.isolation_time)[kk]
-    h = np.maximum(np.searchsorted(tau, tau[ll] - iso, side="left"), 1)
-    h = np.minimum(h, ll)
-    n = kk.size
-    r = np.arange(n)
-    bld.add_rows("starts_after", n, np.r_[r, r], np.r_[X[kk, ll - 1], X[qq, h - 1]],
-                 np.r_[np.ones(n), -np.ones(n)], upper=0.0)
+    L = T.shape[1] - 1
+    iso = np.asarray(inst.isolation_time, dtype=np.float64)
+    rows_k, rows_q = [], []
+    for q, k in e.astype(np.int64).tolist():
+        ls = np.arange(a[k], L + 1)
+        h = _first_at_least(T[q], T[k, ls] - iso[k])
+        ok = h <= L
+        rows_k.append(X[k, ls[ok] - 1])
+        rows_q.append(X[q, h[ok] - 1])
+    xk, xq = np.concatenate(rows_k), np.concatenate(rows_q)
+    n = xk.size
+    if n:
+        r = np.arange(n)
+        bld.add_rows("starts_after", n, np.r_[r, r], np.r_[xk, xq],
+                     np.r_[np.ones(n), -np.ones(n)], upper=0.0)
 
 
 def _job_rows(bld: ModelBuilder, inst: Instance, X: np.ndarray, Z: np.ndarray, b: np.ndarray,
-              tau: np.ndarray) -> None:
-    L = tau.size - 1
-    k = np.arange(inst.n_coflows)
-    j = np.asarray(inst.coflow_job, dtype=np.int64)
-    reps = np.maximum(L - b[j] + 1, 0)
-    kk, jj = np.repeat(k, reps), np.repeat(j, reps)
-    start = np.repeat(np.cumsum(reps) - reps, reps)
-    ll = np.arange(kk.size) - start + np.repeat(b[j], reps)
-    n = kk.size
+              TX: np.ndarray, TZ: np.ndarray) -> None:
+    """(J): ``Z_{j,l} <= X_{k,mu}``, ``mu = min{h >= 1 : TX[k,h] >= TZ[j,l]}`` for every
+    coflow ``k`` of job ``j`` (no row when ``mu > L``)."""
+    LX, LZ = TX.shape[1] - 1, TZ.shape[1] - 1
+    jobs = np.asarray(inst.coflow_job, dtype=np.int64)
+    zs, xs = [], []
+    for k, j in enumerate(jobs.tolist()):
+        ls = np.arange(b[j], LZ + 1)
+        mu = _first_at_least(TX[k], TZ[j, ls])
+        ok = mu <= LX
+        zs.append(Z[j, ls[ok] - 1])
+        xs.append(X[k, mu[ok] - 1])
+    z, x = (np.concatenate(zs), np.concatenate(xs)) if zs else (np.zeros(0), np.zeros(0))
+    n = z.size
     if n:
         r = np.arange(n)
-        bld.add_rows("job", n, np.r_[r, r], np.r_[Z[jj, ll - 1], X[kk, ll - 1]],
-                     np.r_[np.ones(n), -np.ones(n)], upper=0.0)
+        bld.add_rows("job", n, np.r_[r, r], np.r_[z, x], np.r_[np.ones(n), -np.ones(n)],
+                     upper=0.0)
+
+
+def _relative_grid(start: np.ndarray, lb: np.ndarray, horizon: float,
+                   eps: float) -> np.ndarray:
+    """Per-row grids ``T[k, 0] = start_k``, ``T[k, l] = start_k + b_k (1+eps)^{l-1}`` with
+    ``b_k = lb_k - start_k`` (the smallest positive one where that is 0), one common ``L``
+    reaching ``horizon`` from the smallest ``b``."""
+    d = lb - start
+    pos = d[d > 0]
+    bmin = float(pos.min()) if pos.size else 1.0
+    b = np.where(d > 0, d, bmin)
+    g = geometric_grid(max(horizon - float(start.min(initial=0.0)), bmin), eps, bmin)
+    L = g.size - 1
+    steps = (1.0 + eps) ** np.arange(L, dtype=np.float64)
+    return np.c_[start, start[:, None] + b[:, None] * steps[None, :]]
+
+
+def _window_rows(bld: ModelBuilder, inst: Instance, X: np.ndarray, T: np.ndarray,
+                 loads: sp.coo_matrix, eps: float) -> None:
+    """(W) on per-coflow grids: for every port ``i``, window start ``s`` (a release of a
+    coflow on ``i``) and window end ``t = s + G_h`` (geometric lengths ``G_h``):
+    ``sum_{k on i, r_k >= s} p_{ik} X_{k,lam_k(t)} <= B_i (t - s)`` with
+    ``lam_k(t) = max{l : T[k,l] <= t}`` (terms with ``lam = 0`` are 0); only rows that can
+    bind."""
+    L = T.shape[1] - 1
+    rel = np.asarray(inst.release, dtype=np.float64)
+    order = np.argsort(loads.col, kind="stable")
+    kk_all, pp_all, qq_all = loads.row[order], loads.col[order], loads.data[order]
+    bounds = np.searchsorted(pp_all, np.arange(2 * inst.ports + 1))
+    rows, cols, vals, rhs = [], [], [], []
+    n_rows = 0
+    for i in range(2 * inst.ports):
+        K = kk_all[bounds[i]:bounds[i + 1]]
+        P = qq_all[bounds[i]:bounds[i + 1]]
+        if K.size < 2:
+            continue  # one coflow alone: its own bottleneck is in E_k already
+        r, t1 = rel[K], T[K, 1]
+        S = np.unique(r)
+        G = geometric_grid(float(T[K, L].max() - S[0]), eps, float((t1 - r).min()))[1:]
+        for s in S.tolist():
+            inw = r >= s
+            t = s + G
+            M = inw[None, :] & (t1[None, :] <= t[:, None])  # (H, |K|): done-able by t
+            load = M.astype(np.float64) @ P
+            bind = np.flatnonzero(load > (t - s) * (1 + 1e-12))
+            for h in bind.tolist():
+                m = np.flatnonzero(M[h])
+                km = K[m]
+                lam = (T[km, 1:] <= t[h]).sum(axis=1)  # the points at or before t
+                rows.append(np.full(m.size, n_rows))
+                cols.append(X[km, lam - 1])
+                vals.append(P[m])
+                rhs.append(t[h] - s)
+                n_rows += 1
+    if n_rows:
+        bld.add_rows("window", n_rows, np.concatenate(rows), np.concatenate(cols),
+                     np.concatenate(vals), upper=np.asarray(rhs))
 
 
 def _job_lower_bound(inst: Instance, E: np.ndarray) -> np.ndarray:
@@ -250,23 +352,38 @@ def _job_lower_bound(inst: Instance, E: np.ndarray) -> np.ndarray:
 
 def interval_lp(instance: Instance, params: IntervalParams | None = None) -> LinearProgram:
     """The interval-indexed LP of the module docstring (a minimisation; its optimum is a lower
-    bound on ``params.objective``).  ``meta["tau"]`` holds the grid."""
+    bound on ``params.objective``).  ``meta["grid"]`` holds the interval ends (``(L+1,)`` for
+    the global grid, ``(n_coflows, L+1)`` per coflow for ``grid="release"``)."""
     inst = instance
     p = params or IntervalParams()
     E = np.asarray(inst.earliest_completion, dtype=np.float64)
     loads = _port_loads(inst)
     tau = _grid(inst, p, E, loads)
+    n = inst.n_coflows
+    rel = np.asarray(inst.release, dtype=np.float64)
+    if p.grid == "global":
+        TX = np.broadcast_to(tau, (n, tau.size))
+    else:
+        TX = _relative_grid(rel, E, float(tau[-1]), p.eps)
     bld = ModelBuilder(f"interval_{p.objective}")
     w_c = np.asarray(inst.coflow_weight, dtype=np.float64)
     jct = p.objective == "weighted_jct"
-    X, a, const = _cost_block(bld, "X", tau, E, np.zeros_like(w_c) if jct else w_c)
+    X, a, const = _cost_block(bld, "X", TX, E, np.zeros_like(w_c) if jct else w_c)
     if jct:
         J = _job_lower_bound(inst, E)
-        Z, b, const = _cost_block(bld, "Z", tau, J, np.asarray(inst.job_weight, np.float64))
-        _job_rows(bld, inst, X, Z, b, tau)
-    _port_rows(bld, inst, X, a, tau, loads)
-    _precedence_rows(bld, inst, X, a, tau)
-    return bld.build(offset=const, meta={"tau": tau, "objective": p.objective, "eps": p.eps})
+        rho = np.asarray(inst.job_release, dtype=np.float64)
+        TZ = np.broadcast_to(tau, (J.size, tau.size)) if p.grid == "global" else \
+            _relative_grid(rho, J, float(tau[-1]), p.eps)
+        Z, b, const = _cost_block(bld, "Z", TZ, J, np.asarray(inst.job_weight, np.float64))
+        _job_rows(bld, inst, X, Z, b, TX, TZ)
+    if p.grid == "global":
+        _port_rows(bld, inst, X, a, tau, loads)
+    else:
+        _window_rows(bld, inst, X, TX, loads, p.eps)
+    _precedence_rows(bld, inst, X, a, TX)
+    grid = tau if p.grid == "global" else np.asarray(TX)
+    return bld.build(offset=const, meta={"grid": grid, "tau": tau, "objective": p.objective,
+                                         "eps": p.eps, "grid_kind": p.grid})
 
 
 @dataclass(frozen=True)
@@ -301,5 +418,5 @@ def interval_lower_bound(instance: Instance, params: IntervalParams | None = Non
     else:
         res = certified_solve(lp, solve_params)
     seconds = time.perf_counter() - t0
-    return IntervalBound(res.value, replace(res, seconds=seconds), lp.meta["tau"].size - 1,
+    return IntervalBound(res.value, replace(res, seconds=seconds), lp.block("X").shape[1],
                          lp.n_cols, lp.n_rows, lp.nnz, seconds)

@@ -47,26 +47,29 @@ def test_hand_worked_value():
     assert b.value <= 3.0
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_bound_below_fluid_optimum(seed):
+@pytest.mark.parametrize("grid", ["global", "release"])
+@pytest.mark.parametrize("seed", range(5))
+def test_bound_below_fluid_optimum(seed, grid):
     rng = np.random.default_rng(seed)
     inst = gen.random_single_stage(rng, coflows=(2, 4))
     opt = fluid_optimum(inst).value  # brute force over completion orders
     for eps in (0.05, 0.5):
-        exact = interval_lower_bound(inst, IntervalParams(eps=eps), SIMPLEX)
-        pdlp = interval_lower_bound(inst, IntervalParams(eps=eps))
+        exact = interval_lower_bound(inst, IntervalParams(eps=eps, grid=grid), SIMPLEX)
+        pdlp = interval_lower_bound(inst, IntervalParams(eps=eps, grid=grid))
         assert exact.certified and pdlp.certified
         assert exact.value <= opt + 1e-9
         assert pdlp.value <= exact.bound.primal_value + 1e-9
 
 
+@pytest.mark.parametrize("grid", ["global", "release"])
 @pytest.mark.parametrize("seed", range(4))
-def test_job_version_below_fluid_optimum(seed):
+def test_job_version_below_fluid_optimum(seed, grid):
     rng = np.random.default_rng(100 + seed)
     inst = gen.random_dag_jobs(rng, releases=False)
     for obj in ("weighted_jct", "weighted_completion"):
         opt = fluid_optimum(inst, obj).value
-        b = interval_lower_bound(inst, IntervalParams(eps=0.1, objective=obj), SIMPLEX)
+        b = interval_lower_bound(inst, IntervalParams(eps=0.1, objective=obj, grid=grid),
+                                 SIMPLEX)
         assert b.certified and b.value <= opt + 1e-9
 
 
@@ -78,3 +81,14 @@ def test_model_blocks_and_size():
     assert lp.block("Z").shape == (inst.n_jobs, L)
     assert {b.name for b in lp.row_blocks} >= {"X_monotone", "Z_monotone", "job",
                                                "starts_after"}
+
+
+@pytest.mark.parametrize("grid", ["global", "release"])
+def test_releases_hand_worked(grid):
+    # A (release 0) and B (release 0.5), one unit of work each on the one port.  By hand:
+    # A first gives 1 + 2 = 3; B first (A preempted at 0.5) gives 1.5 + 2 = 3.5; so OPT = 3;
+    # the isolation bound is 1 + 1.5 = 2.5
+    inst = Instance.from_arrays(Fabric.uniform(1), [0, 0], [0, 0], [1.0, 1.0], [0, 1],
+                                n_coflows=2, coflow_release=[0.0, 0.5])
+    b = interval_lower_bound(inst, IntervalParams(eps=0.1, grid=grid), SIMPLEX)
+    assert b.certified and 2.5 - 1e-9 <= b.value <= 3.0 + 1e-9
