@@ -75,10 +75,15 @@ def test_job_version_below_fluid_optimum(seed, grid):
 
 def test_model_blocks_and_size():
     inst = gen.example2()
-    lp = interval_lp(inst, IntervalParams(eps=0.5, objective="weighted_jct"))
+    lp = interval_lp(inst, IntervalParams(eps=0.5, objective="weighted_jct", grid="global"))
     L = lp.meta["tau"].size - 1
     assert lp.block("X").shape == (inst.n_coflows, L)
     assert lp.block("Z").shape == (inst.n_jobs, L)
+    # example 2's jobs have different releases: "auto" takes the per-coflow grids
+    rel = interval_lp(inst, IntervalParams(eps=0.5, objective="weighted_jct"))
+    assert rel.meta["grid_kind"] == "release"
+    assert rel.block("X").shape == (inst.n_coflows, rel.meta["grid"].shape[1] - 1)
+    assert rel.block("Z").shape[0] == inst.n_jobs
     assert {b.name for b in lp.row_blocks} >= {"X_monotone", "Z_monotone", "job",
                                                "starts_after"}
 
