@@ -160,7 +160,7 @@ def _lp_bounds(inst: Instance, eps: float, solve_params: object) -> list[BoundVa
         cb = b.bound
         detail = (f"L={b.intervals} intervals, {b.columns} columns, {b.nonzeros} nonzeros; "
                   f"primal {cb.primal_value:.6g}, gap {cb.gap:.2e}, {cb.solver} "
-                  f"{cb.status.value}, {cb.iterations} iterations")
+                  f"'{cb.message or cb.status.value}', {cb.iterations} iterations")
         keys = [obj]
         if obj == "weighted_completion" and np.all(w == 1.0):
             keys.append("sum_completion")  # unit weights: the same LP
