@@ -97,3 +97,15 @@ def test_releases_hand_worked(grid):
                                 n_coflows=2, coflow_release=[0.0, 0.5])
     b = interval_lower_bound(inst, IntervalParams(eps=0.1, grid=grid), SIMPLEX)
     assert b.certified and 2.5 - 1e-9 <= b.value <= 3.0 + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pdlp_stopped_after_5_iterations_is_still_below_the_optimum(seed):
+    rng = np.random.default_rng(200 + seed)
+    inst = gen.random_single_stage(rng, coflows=(3, 4))
+    opt = fluid_optimum(inst).value
+    stopped = interval_lower_bound(
+        inst, IntervalParams(eps=0.1), SolveParams(method="pdlp", iteration_limit=5,
+                                                   presolve=False))
+    assert stopped.bound.iterations <= 5
+    assert stopped.certified and stopped.value <= opt
