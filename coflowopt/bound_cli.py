@@ -85,4 +85,8 @@ def cmd_bound(args: argparse.Namespace) -> int:
         if b.detail:
             print(f"{'':<20}   {b.detail}")
     print("* the best certified bound of its objective")
+    if "sum_completion" in best:
+        sum_r = float(inst.release.sum())
+        print(f"sum of CCTs (C - r) >= {best['sum_completion'] - sum_r:,.3f}; average CCT >= "
+              f"{(best['sum_completion'] - sum_r) / max(inst.n_coflows, 1):,.3f}")
     return 0

@@ -89,6 +89,7 @@ def test_bound_command(capsys, tmp_path) -> None:
     assert main(["bound", str(path)]) == 0
     out = capsys.readouterr().out
     assert "interval LP" in out and "certified" in out and "per-port Smith" in out
+    assert "sum of CCTs (C - r) >= 4.000" in out  # one port, sizes 1 and 2: 1 + 3 by hand
     assert main(["bound", str(path), "--no-lp"]) == 0
     assert "interval LP" not in capsys.readouterr().out
     assert main(["bound", str(path), "--batch"]) == 2
