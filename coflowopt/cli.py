@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "coflowopt.proofs_check.cli",
     "coflowopt.cli_run",
     "coflowopt.learn_cli",
+    "coflowopt.bound_cli",
 )
 
 

@@ -13,6 +13,10 @@ runtime, solution).  Formulations:
 - ordering LPs: :func:`ordering_lp` (single stage), :func:`job_ordering_lp` (multi-stage LP (3)
   by separation), :func:`tian_lp` (the ``O(m)`` baseline), and the primal-dual orders
   :func:`bssi_order`, :func:`primal_dual_job_order`;
+- interval-indexed LP (geometric intervals) for weighted CCT / JCT at trace scale:
+  :func:`interval_lp`, :func:`interval_lower_bound`, :func:`geometric_grid`;
+- certified lower bounds from any dual vector (PDLP, early-stopped solves):
+  :func:`certified_solve`, :func:`lagrangian_bound`;
 - the exact fluid optimum of tiny instances: :func:`fluid_optimum`; the best lower bound:
   :func:`best_lower_bound`.
 
@@ -22,7 +26,15 @@ bound on the true (fluid) optimum; the LPs are *lower* bounds; relaxations carry
 
 from .backends import BACKENDS, pulp_problem, solve
 from .bounds import LowerBound, best_lower_bound
+from .certify import PDLP, CertifiedBound, certified_solve, lagrangian_bound
 from .fluid import fluid_optimum, order_lp
+from .interval import (
+    IntervalBound,
+    IntervalParams,
+    geometric_grid,
+    interval_lower_bound,
+    interval_lp,
+)
 from .model import (
     Block,
     LinearProgram,
@@ -71,10 +83,14 @@ from .timeindexed import (
 __all__ = [
     "BACKENDS",
     "OBJECTIVES",
+    "PDLP",
     "BSSIResult",
     "Block",
+    "CertifiedBound",
     "ExactSolution",
     "FeasibilityResult",
+    "IntervalBound",
+    "IntervalParams",
     "JobOrderResult",
     "LPBound",
     "LPDataError",
@@ -92,11 +108,16 @@ __all__ = [
     "TimeIndexedParams",
     "best_lower_bound",
     "bssi_order",
+    "certified_solve",
     "coflow_port_loads",
     "deadlines",
     "fluid_optimum",
+    "geometric_grid",
+    "interval_lower_bound",
+    "interval_lp",
     "job_ordering_lp",
     "job_port_loads",
+    "lagrangian_bound",
     "min_slowdown",
     "mps",
     "order_cost",

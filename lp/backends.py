@@ -8,6 +8,10 @@
   can drive (CBC by default; ``SolveParams(solver="GUROBI")``, a ``pulp.HiGHS(...)`` object, ...),
   so a user with CBC, Gurobi or CPLEX solves the same model.
 
+``SolveParams.method`` (``"simplex"``, ``"ipm"``, ``"pdlp"``), ``tolerance`` and
+``iteration_limit`` choose HiGHS's LP algorithm; scipy maps the first two to ``highs-ds`` /
+``highs-ipm`` and refuses PDLP; PuLP ignores them, as it ignores ``options``.
+
 Every back-end honours ``SolveParams.time_limit`` and returns a :class:`SolveResult`; a solver
 exception becomes ``Status.ERROR`` with the message, never a lost run.  Data errors (NaN) are
 caught earlier, when the :class:`LinearProgram` is made.
@@ -95,7 +99,8 @@ def _solve_highs(lp: LinearProgram, params: SolveParams) -> SolveResult:
         h.setOptionValue("threads", int(params.threads))
     if not params.presolve:
         h.setOptionValue("presolve", "off")
-    for key, value in (params.options or {}).items():
+    # the named fields first, so an explicit ``options`` entry overrides them
+    for key, value in {**params.highs_options(), **(params.options or {})}.items():
         if "Error" in str(h.setOptionValue(key, value)):
             raise ValueError(f"HiGHS option {key}={value!r} refused")
     h.run()
@@ -118,11 +123,17 @@ def _solve_highs(lp: LinearProgram, params: SolveParams) -> SolveResult:
             bound = math.nan if not has_x else bound
     else:
         bound = obj if ms == MS.kOptimal else math.nan
-    duals = None
-    if not lp.is_mip and ms == MS.kOptimal and sol.dual_valid:
-        duals = np.asarray(sol.row_dual, dtype=np.float64)
     limits = (MS.kTimeLimit, MS.kIterationLimit, MS.kSolutionLimit, MS.kInterrupt,
               MS.kObjectiveBound, MS.kObjectiveTarget, MS.kMemoryLimit)
+    duals = None
+    # an LP stopped at a limit, or one PDLP calls optimal while HiGHS's own check of the
+    # tolerances does not (status Unknown), keeps its (possibly infeasible) dual vector: any
+    # dual vector gives a valid Lagrangian bound (coflowopt.lp.certify)
+    if not lp.is_mip and ((ms == MS.kOptimal and sol.dual_valid) or ms in limits
+                          or ms == MS.kUnknown) and len(sol.row_dual) == lp.n_rows:
+        duals = np.asarray(sol.row_dual, dtype=np.float64)
+    iterations = int(info.simplex_iteration_count) + int(info.ipm_iteration_count) + \
+        int(info.pdlp_iteration_count)
     if ms == MS.kOptimal:
         status = Status.OPTIMAL
     elif ms == MS.kInfeasible:
@@ -140,7 +151,7 @@ def _solve_highs(lp: LinearProgram, params: SolveParams) -> SolveResult:
         bound = obj
     return SolveResult(status, obj, bound, _gap(obj, bound) if x is not None else math.nan,
                        time.perf_counter() - t0, x, "highs", h.modelStatusToString(ms),
-                       duals, lp.is_mip)
+                       duals, lp.is_mip, max(iterations, 0))
 
 
 def _solve_scipy(lp: LinearProgram, params: SolveParams) -> SolveResult:
@@ -174,8 +185,11 @@ def _solve_scipy(lp: LinearProgram, params: SolveParams) -> SolveResult:
         b_ub = np.r_[up[le], -lo[ge]] if A_ub is not None else None
         bounds = np.c_[np.where(np.isfinite(lp.col_lower), lp.col_lower, -np.inf),
                        np.where(np.isfinite(lp.col_upper), lp.col_upper, np.inf)]
+        if params.method == "pdlp":
+            raise ValueError("method 'pdlp' needs the 'highs' back-end (scipy has no PDLP)")
+        method = {"simplex": "highs-ds", "ipm": "highs-ipm"}.get(params.method or "", "highs")
         res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A[eq] if eq.size else None,
-                      b_eq=lo[eq] if eq.size else None, bounds=bounds, method="highs",
+                      b_eq=lo[eq] if eq.size else None, bounds=bounds, method=method,
                       options=options)
         x = None if res.x is None else np.asarray(res.x, dtype=np.float64)
         code = int(res.status)

@@ -4,10 +4,11 @@ Every candidate is a relaxation of the fluid (preemptive) problem, so every one 
 on every feasible schedule's objective (absolute completion times); the best is their maximum:
 
 - ``weighted_completion`` (coflows): the combinatorial bounds of :mod:`coflowopt.bounds`, the
-  ordering LP, the time-indexed LP lower bound and, for single-stage instances, the
-  concurrent-open-shop LP (the job-ordering LP (3) with one coflow per job);
-- ``weighted_jct`` (jobs): :mod:`coflowopt.bounds`, the job-ordering LP (3), Tian et al.'s LP and
-  the time-indexed LP lower bound;
+  ordering LP, the time-indexed LP lower bound, the certified interval-indexed LP bound
+  (:mod:`coflowopt.lp.interval`, after Qiu, Stein and Zhong, SPAA 2015) and, for single-stage
+  instances, the concurrent-open-shop LP (the job-ordering LP (3) with one coflow per job);
+- ``weighted_jct`` (jobs): :mod:`coflowopt.bounds`, the job-ordering LP (3), Tian et al.'s LP,
+  the certified interval-indexed LP bound and the time-indexed LP lower bound;
 - ``makespan``: :mod:`coflowopt.bounds` and the time-indexed LP lower bound.
 """
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from coflowopt import bounds as _bounds
 from coflowopt.model import Instance
 
+from .interval import IntervalParams, interval_lower_bound
 from .model import SolveParams
 from .ordering import job_ordering_lp, ordering_lp, tian_lp
 from .timeindexed import OBJECTIVES, TimeIndexedParams, time_indexed_lower_bound
@@ -49,6 +51,10 @@ def best_lower_bound(instance: Instance, objective: str = "weighted_completion",
         ti = time_indexed_lower_bound(inst, TimeIndexedParams(objective=objective),
                                       solve_params=params)
         cand["time-indexed LP"] = ti.value if ti.result.optimal else math.nan
+        if objective != "makespan" and inst.n_coflows:
+            ib = interval_lower_bound(inst, IntervalParams(eps=0.1, objective=objective),
+                                      params)
+            cand["interval LP"] = ib.value if ib.certified else math.nan
         if objective == "weighted_completion":
             cand["ordering LP"] = ordering_lp(inst, params).value
             if inst.n_jobs == inst.n_coflows and not inst.starts_after.size:

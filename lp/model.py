@@ -42,6 +42,8 @@ __all__ = [
 ]
 
 INF = math.inf
+#: the LP algorithms :attr:`SolveParams.method` names (HiGHS's ``solver`` option)
+LP_METHODS = ("simplex", "ipm", "pdlp")
 
 
 class LPDataError(ValueError):
@@ -447,6 +449,19 @@ class SolveParams:
     object or name (``"PULP_CBC_CMD"``, ``"HiGHS"``, ``"GUROBI"``, ``"CPLEX_CMD"``, ...);
     ``options``: extra solver options by name, passed to HiGHS (``{"solver": "ipm"}``) or to
     ``scipy.optimize`` (its ``options`` dict); the PuLP back-end ignores them.
+
+    LP algorithm (HiGHS back-end; ``None`` everywhere leaves HiGHS's defaults):
+
+    - ``method``: ``"simplex"``, ``"ipm"`` (interior point) or ``"pdlp"`` (HiGHS's first-order
+      primal-dual hybrid gradient solver, cuPDLP-C: matrix-vector products only, so it reaches
+      models that simplex and interior point cannot factor in time; its answer is accurate to
+      ``tolerance`` only, which is why a bound from it goes through
+      :func:`coflowopt.lp.certify.certified_solve`);
+    - ``tolerance``: the relative accuracy asked for: primal and dual feasibility tolerances, and
+      for PDLP its KKT tolerances (``kkt_tolerance``, ``pdlp_optimality_tolerance``: relative
+      residuals and duality gap), for IPM ``ipm_optimality_tolerance``;
+    - ``iteration_limit``: stop after this many iterations of the chosen method (a stopped LP
+      returns its current primal and dual vectors with status ``FEASIBLE``/``TIME_LIMIT``).
     """
 
     time_limit: float = INF
@@ -456,6 +471,9 @@ class SolveParams:
     presolve: bool = True
     solver: Any = None
     options: dict[str, Any] | None = None
+    method: str | None = None
+    tolerance: float | None = None
+    iteration_limit: int | None = None
 
     def __post_init__(self) -> None:
         if not (self.time_limit > 0):
@@ -463,6 +481,37 @@ class SolveParams:
         if not (0 <= self.mip_rel_gap < 1):
             raise ValueError(f"SolveParams.mip_rel_gap: must be in [0, 1), got "
                              f"{self.mip_rel_gap}")
+        if self.method is not None and self.method not in LP_METHODS:
+            raise ValueError(f"SolveParams.method: expected one of {LP_METHODS}, got "
+                             f"{self.method!r}")
+        if self.tolerance is not None and not (0 < self.tolerance < 1):
+            raise ValueError(f"SolveParams.tolerance: must be in (0, 1), got {self.tolerance}")
+        if self.iteration_limit is not None and self.iteration_limit < 0:
+            raise ValueError(f"SolveParams.iteration_limit: must be >= 0, got "
+                             f"{self.iteration_limit}")
+
+    def highs_options(self) -> dict[str, Any]:
+        """The HiGHS options that ``method``, ``tolerance`` and ``iteration_limit`` stand for."""
+        out: dict[str, Any] = {}
+        method = self.method
+        if method is not None:
+            out["solver"] = method
+        if self.tolerance is not None:
+            tol = float(self.tolerance)
+            out["primal_feasibility_tolerance"] = tol
+            out["dual_feasibility_tolerance"] = tol
+            if method == "pdlp":
+                # HiGHS 1.16 names PDLP's stopping rule kkt_tolerance (feasibility and gap);
+                # older releases called the gap part pdlp_d_gap_tol
+                out["kkt_tolerance"] = tol
+                out["pdlp_optimality_tolerance"] = tol
+            elif method == "ipm":
+                out["ipm_optimality_tolerance"] = tol
+        if self.iteration_limit is not None:
+            key = {"pdlp": "pdlp_iteration_limit", "ipm": "ipm_iteration_limit"}.get(
+                method or "simplex", "simplex_iteration_limit")
+            out[key] = int(self.iteration_limit)
+        return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -474,7 +523,9 @@ class SolveResult:
     LP optimum; NaN when unknown); ``gap``: ``|objective - bound| / max(|objective|, 1e-9)``
     (NaN when unknown); ``runtime`` in seconds (wall clock, including model hand-over);
     ``x``: the column values or ``None``; ``row_dual``: LP duals where the back-end gives
-    them.
+    them (HiGHS: also of an LP stopped at a limit, whose dual vector still yields a certified
+    bound, :mod:`coflowopt.lp.certify`); ``iterations``: the LP algorithm's iteration count
+    where known (simplex, IPM or PDLP iterations; 0 otherwise).
     """
 
     status: Status
@@ -487,6 +538,7 @@ class SolveResult:
     message: str = ""
     row_dual: np.ndarray | None = None
     is_mip: bool = False
+    iterations: int = 0
 
     @property
     def has_solution(self) -> bool:

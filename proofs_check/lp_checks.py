@@ -14,7 +14,11 @@
   ``Delta = T = k``;
 - ``slowdown-bisection``: ``E_MPS <= E*`` and the schedule at ``E*`` meets every slowdown bound;
 - ``om-lp-rounding``: Tian et al.'s one-at-a-time rounding of their LP is within ``2m + 1`` of
-  the LP.
+  the LP;
+- ``interval-lp-certified``: the interval-indexed LP (after Qiu, Stein and Zhong, SPAA 2015) is
+  at most the exact fluid optimum (weighted CCT, and weighted JCT on DAG jobs); its certified
+  PDLP value is at most the LP optimum (simplex), and so is the certified value of a PDLP solve
+  stopped after 5 iterations.
 """
 
 from __future__ import annotations
@@ -27,10 +31,14 @@ from typing import Any
 import numpy as np
 
 from coflowopt.lp import (
+    PDLP,
+    IntervalParams,
+    SolveParams,
     Status,
     best_lower_bound,
     bssi_order,
     fluid_optimum,
+    interval_lower_bound,
     job_ordering_lp,
     min_slowdown,
     order_cost,
@@ -320,6 +328,46 @@ def om_lp_rounding(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     ok = val <= limit * lp.value + _tol(val) and lp.value <= val + _tol(val)
     return Trial(ok, ratio, "Tian et al. LP", float(limit),
                  "" if ok else f"ratio {ratio:.6g} vs limit {limit}", {"alg": val, "lp": lp.value})
+
+
+def _interval_instance(rng: np.random.Generator, i: int) -> Instance:
+    if i % 2:
+        return gen.random_dag_jobs(rng, releases=False)
+    return gen.random_single_stage(rng, coflows=(2, 5))
+
+
+@register_check("interval-lp-certified", instances=_interval_instance, quick=8, full=60,
+                objective="weighted_completion",
+                theorem="interval LP <= OPT (fluid, exact); certified PDLP value (full or "
+                        "stopped after 5 iterations) <= LP optimum")
+def interval_lp_certified(inst: Instance, algs: Mapping[str, Any]) -> Trial:
+    """Ratio = OPT / certified interval-LP bound (PDLP, tolerance 1e-4)."""
+    objective = "weighted_completion" if inst.n_jobs == inst.n_coflows and \
+        not inst.starts_after.size else "weighted_jct"
+    ip = IntervalParams(eps=0.1, objective=objective)
+    exact = interval_lower_bound(inst, ip, SolveParams(method="simplex"))
+    pdlp = interval_lower_bound(inst, ip, PDLP)
+    stopped = interval_lower_bound(inst, ip, SolveParams(method="pdlp", iteration_limit=5,
+                                                         presolve=False))
+    fo = fluid_optimum(inst, objective)
+    if fo.schedule is None:
+        return Trial(False, message="fluid optimum: no solution")
+    opt = objective_of(validate(inst, fo.schedule), objective)
+    lp_opt = exact.bound.primal_value
+    problems = []
+    if exact.bound.status is not Status.OPTIMAL:
+        problems.append(f"interval LP (simplex): {exact.bound.status}")
+    if lp_opt > opt + _tol(opt):
+        problems.append(f"interval LP {lp_opt:.9g} > OPT {opt:.9g}")
+    for name, b in (("PDLP", pdlp), ("PDLP stopped after 5 iterations", stopped)):
+        if not b.certified:
+            problems.append(f"{name}: not certified")
+        elif b.value > lp_opt + _tol(lp_opt) * 1e-3:
+            problems.append(f"{name}: certified {b.value:.9g} > LP optimum {lp_opt:.9g}")
+    ratio = opt / pdlp.value if pdlp.value > 0 else 1.0
+    return Trial(not problems, ratio, "certified interval-LP bound", None, "; ".join(problems),
+                 {"opt": opt, "lp": lp_opt, "pdlp_certified": pdlp.value,
+                  "stopped_certified": stopped.value})
 
 
 __all__ = ["EXACT", "LB", "RTOL", "SLOT", "best_order_cost"]

@@ -281,8 +281,12 @@ def to_markdown(summary: pd.DataFrame, suite: Suite | None = None,
                   + (f", {n_inf} infeasible (the scheduler proved no schedule meets its "
                      "constraints)" if n_inf else "") + ".", ""]
     lines += [
-        "mean, std, min, max: over seeds. LB: the instance's lower bound "
-        "(`coflowopt.bounds.lower_bounds`); mean/LB and max/LB: measured / LB per seed. Since "
+        "mean, std, min, max: over seeds. LB: the instance's best certified lower bound "
+        "(`coflowopt.bounds.lower_bounds`" + (
+            "; the certified interval-LP bound included, solved by PDLP" if results is not None
+            and "lb_lp" in results and results["lb_lp"].fillna(False).astype(bool).any()
+            else "; combinatorial only: set COFLOWOPT_LP_BOUND=<seconds> to add the certified "
+            "interval-LP bound") + "); mean/LB and max/LB: measured / LB per seed. Since "
         "LB <= OPT, measured/LB over-estimates measured/OPT, so it may exceed a proven factor "
         "without contradicting it. Proven factor: from the scheduler registry, for the "
         "objective it names.", ""]
