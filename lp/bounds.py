@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from coflowopt import bounds as _bounds
 from coflowopt.model import Instance
 
@@ -57,7 +59,10 @@ def best_lower_bound(instance: Instance, objective: str = "weighted_completion",
             cand["interval LP"] = ib.value if ib.certified else math.nan
         if objective == "weighted_completion":
             cand["ordering LP"] = ordering_lp(inst, params).value
-            if inst.n_jobs == inst.n_coflows and not inst.starts_after.size:
+            # LP (3) weighs jobs by job_weight: a bound on weighted CCT only where every
+            # coflow is its own job and carries its job's weight
+            if (inst.n_jobs == inst.n_coflows and not inst.starts_after.size
+                    and np.array_equal(inst.job_weight[inst.coflow_job], inst.coflow_weight)):
                 cand["concurrent-open-shop LP"] = job_ordering_lp(inst, params).value
         elif objective == "weighted_jct":
             cand["job-ordering LP (3)"] = job_ordering_lp(inst, params).value

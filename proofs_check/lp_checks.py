@@ -230,7 +230,8 @@ def bssi_two_approx(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     res = bssi_order(inst)
     cost = order_cost(inst, res.order)
     best, _ = best_order_cost(inst)
-    cos = job_ordering_lp(inst) if inst.n_jobs == inst.n_coflows else None
+    same_weights = np.array_equal(inst.job_weight[inst.coflow_job], inst.coflow_weight)
+    cos = job_ordering_lp(inst) if inst.n_jobs == inst.n_coflows and same_weights else None
     problems = []
     if cost > 2 * res.dual + _tol(cost):
         problems.append(f"cost {cost:.6g} > 2 x dual {res.dual:.6g}")

@@ -245,3 +245,16 @@ def test_ordering_lp_two_coflows_by_hand() -> None:
     res = ordering_lp(inst)
     assert res.value == pytest.approx(4.0)
     assert res.order.tolist() == [0, 1]
+
+
+def test_best_lower_bound_weighs_coflows_not_jobs():
+    """One coflow of weight 1 in a job of weight 2: one flow of volume 3 on one port, so the
+    optimum weighted CCT is 1 x 3 = 3 (by hand).  The concurrent-open-shop LP weighs jobs, so it
+    would say 6; no candidate may exceed the optimum."""
+    from coflowopt.lp import best_lower_bound
+    from coflowopt.model import Instance
+
+    inst = Instance.from_arrays(1, [0], [0], [3.0], [0], coflow_weight=[1.0], job_weight=[2.0])
+    lb = best_lower_bound(inst)
+    assert lb.value == pytest.approx(3.0)
+    assert max(lb.candidates.values()) <= 3.0 + 1e-9
