@@ -60,7 +60,7 @@ from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedulers.learned.checkpoint import default_checkpoint_path, load_checkpoint
 from coflowopt.schedulers.learned.converter import policy_converter
-from coflowopt.schedulers.learned.features import DagState, job_batches
+from coflowopt.schedulers.learned.features import DagState, instance_batch, job_batches
 from coflowopt.schedulers.learned.network import DeepWeaveConfig, forward
 from coflowopt.sim.drive import order_schedule
 from coflowopt.sim.sink import Outcome, RateSink
@@ -79,12 +79,14 @@ class DeepWeaveParams(Params):
     ``across``: ``"arrival"`` (jobs by arrival, inside a job by priority) or ``"global"`` (one
     sort of all priorities); ``engine`` (``rerank="events"`` only): ``"stepper"`` (the
     compiled decision-epoch stepper), ``"fast"`` (a callback on the compiled engine) or
-    ``"reference"`` (the reference engine's callback, the cross-check)."""
+    ``"reference"`` (the reference engine's callback, the cross-check).  ``rerank`` and
+    ``across`` left at ``None`` take the checkpoint's ``meta.run`` (what the policy was trained
+    for), else ``"static"`` and ``"arrival"``."""
 
     checkpoint: str | None = None
     converter: Literal["greedy", "aligned"] = "greedy"
-    rerank: Literal["static", "events"] = "static"
-    across: Literal["arrival", "global"] = "arrival"
+    rerank: Literal["static", "events"] | None = None
+    across: Literal["arrival", "global"] | None = None
     engine: Literal["stepper", "fast", "reference"] = "stepper"
 
     def check(self) -> None:
@@ -157,7 +159,11 @@ def _priorities(instance: Instance, params: dict[str, np.ndarray], config: DeepW
                 state: Any, jobs: np.ndarray | None) -> np.ndarray:
     """Priorities of the jobs flagged in ``jobs`` (``None``: all); 0 elsewhere."""
     out = np.zeros(instance.n_coflows)
-    for b in job_batches(instance, state=state):
+    if config.head == "attr":  # per-node priorities: one pass over the whole instance
+        b = instance_batch(instance, state=state, feature_set=config.feature_set)
+        out[:] = forward(params, config, b)
+        return out
+    for b in job_batches(instance, state=state, feature_set=config.feature_set):
         if b.n_nodes and (jobs is None or jobs[b.job]):
             out[b.coflows] = forward(params, config, b)
     return out
@@ -209,23 +215,28 @@ def run_deepweave(instance: Instance, params: DeepWeaveParams, sink: RateSink, *
         raise ValueError(f"deepweave: {why}")
     weights, cfg, meta, path = _load(p.checkpoint)
     _check_sizes(instance, cfg, path)
+    run = meta.get("run", {})
+    rerank = p.rerank or run.get("rerank", "static")
+    across = p.across or run.get("across", "arrival")
+    if rerank == "events" and p.converter != "greedy":
+        DeepWeaveParams(converter=p.converter, rerank="events")  # raises, naming the field
     info = {"scheduler": "deepweave",
             "params": {"checkpoint": p.checkpoint, "converter": p.converter,
-                       "rerank": p.rerank, "across": p.across, "engine": p.engine},
+                       "rerank": rerank, "across": across, "engine": p.engine},
             "checkpoint": str(path), "trained": bool(meta["trained"])}
-    if p.rerank == "events" and p.engine == "stepper":
-        return _events_on_stepper(instance, weights, cfg, p.across, sink,
+    if rerank == "events" and p.engine == "stepper":
+        return _events_on_stepper(instance, weights, cfg, across, sink,
                                   progress).with_meta(info)
-    elif p.rerank == "events":
+    elif rerank == "events":
         def rerank(view: Any) -> np.ndarray:
             pri = deepweave_priorities(instance, weights, cfg, DagState.from_view(view))
-            return _order(instance, pri, np.asarray(view.coflows, dtype=np.int64), p.across)
+            return _order(instance, pri, np.asarray(view.coflows, dtype=np.int64), across)
 
         out = order_schedule(instance, rerank=rerank, engine=p.engine, check=sink.check,
                              progress=progress)
     else:
         pri = deepweave_priorities(instance, weights, cfg)
-        order = _order(instance, pri, np.arange(instance.n_coflows), p.across)
+        order = _order(instance, pri, np.arange(instance.n_coflows), across)
         if p.converter == "aligned":
             out = policy_converter(instance, order=order, progress=progress)
         else:
