@@ -10,13 +10,7 @@ evaluates the checkpoints on them).
         [--epochs 40] [--imitation-seconds 170] [--ft-seconds 200] [--variants ppo,pg,...]
         [--quick]
 
-Fine-tuning variants [C] (the issue's list, one change at a time from ``ppo``):
-
-- ``ppo``: clipped updates, agents' baseline, entropy bonus (decaying), KL to the pre-trained
-  policy (decaying), logit bound;
-- ``ppo-nokl``: the same without the KL term;
-- ``pg``: one plain policy-gradient step per batch (no clipping), agents' baseline, entropy, no
-  KL (closest to the old REINFORCE trainer, from the imitation start).
+Fine-tuning variants: :data:`coflowopt.training.ppo.VARIANTS`.
 """
 
 from __future__ import annotations
@@ -29,18 +23,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
-
-VARIANTS: dict[str, dict[str, Any]] = {
-    "ppo": {},
-    "ppo-nokl": {"kl": 0.0},
-    "pg": {"clip": 0.0, "kl": 0.0},
-}
-
-
-def _fmt(row: dict[str, Any]) -> str:
-    return " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                    for k, v in row.items())
 
 
 def _variant(name: str, args: argparse.Namespace, out: Path, workers: int) -> None:
@@ -48,7 +30,7 @@ def _variant(name: str, args: argparse.Namespace, out: Path, workers: int) -> No
 
     from coflowopt.schedulers.learned.checkpoint import load_checkpoint, save_checkpoint
     from coflowopt.training.imitation import RUN_PARAMS, summarize
-    from coflowopt.training.ppo import FineTuneConfig, finetune
+    from coflowopt.training.ppo import VARIANTS, FineTuneConfig, finetune
 
     torch.set_num_threads(1)  # the agents' processes are the parallelism
     params, net_cfg, meta = load_checkpoint(out / "imitation.npz")
@@ -126,11 +108,14 @@ def main(argv: list[str] | None = None) -> int:
          "seconds": res.seconds}))
     log(f"imitation done at {time.perf_counter() - t0:.1f} s")
     names = [v for v in args.variants.split(",") if v]
+    from coflowopt.training.ppo import VARIANTS
+
     bad = [v for v in names if v not in VARIANTS]
     if bad:
         raise SystemExit(f"unknown variant {bad[0]!r}; known: {', '.join(VARIANTS)}")
     per = max(args.workers // max(len(names), 1), 1)
-    ctx = multiprocessing.get_context("fork")
+    # spawn: the parent ran autograd (imitation), after which torch refuses it in a forked child
+    ctx = multiprocessing.get_context("spawn")
     procs = [ctx.Process(target=_variant, args=(n, args, out, per)) for n in names]
     for p in procs:
         p.start()

@@ -34,8 +34,18 @@ from coflowopt.schedulers.learned.network import DeepWeaveConfig, init_params
 from coflowopt.training.episodes import rollout
 from coflowopt.training.teachers import WORKLOADS, demonstration, make_instance, training_seeds
 
-__all__ = ["RUN_PARAMS", "ImitationConfig", "ImitationResult", "collect", "imitate", "pl_loss",
-           "save_result", "summarize", "validate_policy"]
+__all__ = [
+    "RUN_PARAMS",
+    "ImitationConfig",
+    "ImitationResult",
+    "collect",
+    "format_row",
+    "imitate",
+    "pl_loss",
+    "save_result",
+    "summarize",
+    "validate_policy",
+]
 
 #: The run parameters an instance-wide policy is trained for (checkpoint ``meta.run``).
 RUN_PARAMS = {"rerank": "events", "across": "global"}
@@ -178,6 +188,12 @@ def validate_policy(params: dict[str, np.ndarray], cfg: DeepWeaveConfig,
     return out
 
 
+def format_row(row: dict[str, Any]) -> str:
+    """One curve row as ``key=value`` pairs (floats to 4 digits), for the logs."""
+    return " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                    for k, v in row.items())
+
+
 def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
     """Mean ratio to the better teacher per workload."""
     out: dict[str, float] = {}
@@ -234,8 +250,7 @@ def imitate(cfg: ImitationConfig, *, demos: list[dict[str, Any]] | None = None,
                 res.validation = rows
         res.curve.append(row)
         if log is not None:
-            log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                         for k, v in row.items()))
+            log(format_row(row))
         if last:
             break
     res.params = net.to_numpy()

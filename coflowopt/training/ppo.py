@@ -40,10 +40,20 @@ from coflowopt.params import Params
 from coflowopt.schedulers.learned.features import instance_batch
 from coflowopt.schedulers.learned.network import DeepWeaveConfig
 from coflowopt.training.episodes import rollout
-from coflowopt.training.imitation import summarize, validate_policy
+from coflowopt.training.imitation import format_row, summarize, validate_policy
 from coflowopt.training.teachers import WORKLOADS, make_instance, training_seeds
 
-__all__ = ["FineTuneConfig", "FineTuneResult", "finetune"]
+__all__ = ["VARIANTS", "FineTuneConfig", "FineTuneResult", "finetune"]
+
+#: The ablation variants [C] (one change at a time from ``ppo``): ``ppo`` -- clipped updates,
+#: the agents' baseline, decaying entropy bonus and KL to the pre-trained policy, logit bound;
+#: ``ppo-nokl`` -- without the KL term; ``pg`` -- one plain policy-gradient step per batch, no
+#: clipping, no KL (closest to the REINFORCE trainer, from the imitation start).
+VARIANTS: dict[str, dict[str, Any]] = {
+    "ppo": {},
+    "ppo-nokl": {"kl": 0.0},
+    "pg": {"clip": 0.0, "kl": 0.0},
+}
 
 
 @dataclass(frozen=True)
@@ -160,8 +170,9 @@ def finetune(cfg: FineTuneConfig, init: dict[str, np.ndarray], net_cfg: DeepWeav
     pool = None
     if cfg.workers > 1:
         os.environ.setdefault("OMP_NUM_THREADS", "1")
-        methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        # spawn, not fork: torch refuses autograd in a child forked after a backward pass
+        # (measured on torch 2.11), and the pool may start workers after the first update
+        ctx = multiprocessing.get_context("spawn")
         pool = ProcessPoolExecutor(max_workers=cfg.workers, mp_context=ctx)
     cd = net_cfg.to_dict()
     try:
@@ -215,8 +226,7 @@ def finetune(cfg: FineTuneConfig, init: dict[str, np.ndarray], net_cfg: DeepWeav
                 res.validation = rows
             res.curve.append(row)
             if log is not None:
-                log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                             for k, v in row.items()))
+                log(format_row(row))
             if last:
                 break
     finally:
