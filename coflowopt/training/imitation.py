@@ -166,23 +166,23 @@ def _teacher_job(args: tuple[str, int, dict[str, Any]]) -> dict[str, float]:
     return demonstration(inst, DeepWeaveConfig.from_dict(cfg_d), record=0)["avg_jct"]
 
 
-# the teachers' figures on the validation instances do not change during a run
-_TEACHER_CACHE: dict[tuple[str, int], dict[str, float]] = {}
-
-
 def validate_policy(params: dict[str, np.ndarray], cfg: DeepWeaveConfig,
-                    seeds: Sequence[tuple[str, int]], workers: int = 1, pool: Any = None
+                    seeds: Sequence[tuple[str, int]], workers: int = 1, pool: Any = None,
+                    teachers: dict[tuple[str, int], dict[str, float]] | None = None
                     ) -> list[dict[str, Any]]:
     """Per validation instance: the greedy policy's average JCT, each teacher's, and the ratio
-    to the better teacher (all on the decision-epoch stepper, validated)."""
-    todo = [s for s in dict.fromkeys(seeds) if s not in _TEACHER_CACHE]
+    to the better teacher (all on the decision-epoch stepper, validated).  ``teachers``: the
+    caller's record of the teachers' figures by ``(workload, seed)`` (they do not change
+    during a run), filled in here where missing."""
+    known: dict[tuple[str, int], dict[str, float]] = {} if teachers is None else teachers
+    todo = [s for s in dict.fromkeys(seeds) if s not in known]
     for s, r in zip(todo, _map(_teacher_job, [(w, g, cfg.to_dict()) for w, g in todo],
                                workers, pool), strict=True):
-        _TEACHER_CACHE[s] = r
+        known[s] = r
     pols = _map(_policy_job, [(w, s, params, cfg.to_dict()) for w, s in seeds], workers, pool)
     out = []
     for (w, s), pol in zip(seeds, pols, strict=True):
-        best = _TEACHER_CACHE[(w, s)]
+        best = known[(w, s)]
         out.append({"workload": w, "seed": s, "policy": pol, **best,
                     "ratio": pol / min(best.values())})
     return out
@@ -222,6 +222,7 @@ def imitate(cfg: ImitationConfig, *, demos: list[dict[str, Any]] | None = None,
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
     rng = np.random.default_rng([cfg.seed, 9])
     val_seeds = training_seeds(cfg.seed, cfg.validation, cfg.workloads, stream=8)
+    teachers: dict[tuple[str, int], dict[str, float]] = {}
     res = ImitationResult(params={}, config=net_cfg)
     for d in demos:
         res.teachers[d["teacher"]] = res.teachers.get(d["teacher"], 0) + 1
@@ -243,7 +244,8 @@ def imitate(cfg: ImitationConfig, *, demos: list[dict[str, Any]] | None = None,
         last = epoch == cfg.epochs or 0 < cfg.max_seconds < time.perf_counter() - t0
         if cfg.validation and (last or (cfg.validate_every
                                         and epoch % cfg.validate_every == 0)):
-            rows = validate_policy(net.to_numpy(), net_cfg, val_seeds, cfg.workers)
+            rows = validate_policy(net.to_numpy(), net_cfg, val_seeds, cfg.workers,
+                                   teachers=teachers)
             for w, v in summarize(rows).items():
                 row[f"val_{w}"] = v
             if last:

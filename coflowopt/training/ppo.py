@@ -167,6 +167,7 @@ def finetune(cfg: FineTuneConfig, init: dict[str, np.ndarray], net_cfg: DeepWeav
     draws = training_seeds(cfg.seed, cfg.iterations, cfg.workloads, stream=10)
     val_seeds = training_seeds(cfg.seed, cfg.validation, cfg.workloads, stream=8)
     res = FineTuneResult(params={}, config=net_cfg)
+    teachers: dict[tuple[str, int], dict[str, float]] = {}
     pool = None
     if cfg.workers > 1:
         os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -220,7 +221,8 @@ def finetune(cfg: FineTuneConfig, init: dict[str, np.ndarray], net_cfg: DeepWeav
                     or 0 < cfg.max_seconds < time.perf_counter() - t0)
             if cfg.validation and (last or (cfg.validate_every
                                             and (it + 1) % cfg.validate_every == 0)):
-                rows = validate_policy(net.to_numpy(), net_cfg, val_seeds, cfg.workers, pool)
+                rows = validate_policy(net.to_numpy(), net_cfg, val_seeds, cfg.workers, pool,
+                                       teachers)
                 for wl, v in summarize(rows).items():
                     row[f"val_{wl}"] = v
                 res.validation = rows

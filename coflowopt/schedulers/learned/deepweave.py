@@ -60,7 +60,12 @@ from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedulers.learned.checkpoint import default_checkpoint_path, load_checkpoint
 from coflowopt.schedulers.learned.converter import policy_converter
-from coflowopt.schedulers.learned.features import DagState, instance_batch, job_batches
+from coflowopt.schedulers.learned.features import (
+    DagState,
+    gdm_positions,
+    instance_batch,
+    job_batches,
+)
 from coflowopt.schedulers.learned.network import DeepWeaveConfig, forward
 from coflowopt.sim.drive import order_schedule
 from coflowopt.sim.sink import Outcome, RateSink
@@ -156,14 +161,16 @@ def deepweave_priorities(instance: Instance, params: dict[str, np.ndarray],
 
 
 def _priorities(instance: Instance, params: dict[str, np.ndarray], config: DeepWeaveConfig,
-                state: Any, jobs: np.ndarray | None) -> np.ndarray:
-    """Priorities of the jobs flagged in ``jobs`` (``None``: all); 0 elsewhere."""
+                state: Any, jobs: np.ndarray | None, gdm: np.ndarray | None = None
+                ) -> np.ndarray:
+    """Priorities of the jobs flagged in ``jobs`` (``None``: all); 0 elsewhere.  ``gdm``: the
+    static G-DM-BF rank of feature set ``"v2"`` when the caller has it."""
     out = np.zeros(instance.n_coflows)
     if config.head == "attr":  # per-node priorities: one pass over the whole instance
-        b = instance_batch(instance, state=state, feature_set=config.feature_set)
+        b = instance_batch(instance, state=state, feature_set=config.feature_set, gdm=gdm)
         out[:] = forward(params, config, b)
         return out
-    for b in job_batches(instance, state=state, feature_set=config.feature_set):
+    for b in job_batches(instance, state=state, feature_set=config.feature_set, gdm=gdm):
         if b.n_nodes and (jobs is None or jobs[b.job]):
             out[b.coflows] = forward(params, config, b)
     return out
@@ -179,11 +186,12 @@ def _events_on_stepper(instance: Instance, params: dict[str, np.ndarray],
     state = st.reset()
     key = np.zeros(inst.n_coflows)
     n_jobs = inst.n_jobs
+    gdm = gdm_positions(inst) if config.feature_set == "v2" else None  # static: once
     while not st.done:
         ready = st.ready
         jobs = np.zeros(n_jobs, dtype=bool)
         jobs[inst.coflow_job[ready]] = True
-        pri = _priorities(inst, params, config, state, jobs)
+        pri = _priorities(inst, params, config, state, jobs, gdm)
         key[_order(inst, pri, ready, across)] = np.arange(ready.size, dtype=np.float64)
         st.step(key)
         state = st.state
@@ -228,8 +236,10 @@ def run_deepweave(instance: Instance, params: DeepWeaveParams, sink: RateSink, *
         return _events_on_stepper(instance, weights, cfg, across, sink,
                                   progress).with_meta(info)
     elif rerank == "events":
+        gdm = gdm_positions(instance) if cfg.feature_set == "v2" else None
+
         def rerank(view: Any) -> np.ndarray:
-            pri = deepweave_priorities(instance, weights, cfg, DagState.from_view(view))
+            pri = _priorities(instance, weights, cfg, DagState.from_view(view), None, gdm)
             return _order(instance, pri, np.asarray(view.coflows, dtype=np.int64), across)
 
         out = order_schedule(instance, rerank=rerank, engine=p.engine, check=sink.check,

@@ -34,6 +34,7 @@ from coflowopt.model import Instance
 from coflowopt.schedulers.learned import features
 from coflowopt.schedulers.learned.features import (
     DagBatch,
+    gdm_positions,
     instance_batch,
     job_batches,
     n_features,
@@ -111,6 +112,8 @@ class DagEpisode:
 
     def __init__(self, instance: Instance, feature_set: str = "v1", whole: bool = False):
         self.whole = whole
+        # G-DM-BF's rank is static: computed once per episode, not at every epoch
+        self.gdm = gdm_positions(instance) if feature_set == "v2" else None
         self.n_features = n_features(feature_set)
         self.feature_set = feature_set
         self.instance = instance
@@ -145,11 +148,11 @@ class DagEpisode:
         if self._batches is None and self.whole:
             self._batches = [instance_batch(self.instance,
                                             state=_feature_state(self.stepper.state),
-                                            feature_set=self.feature_set)]
+                                            feature_set=self.feature_set, gdm=self.gdm)]
         elif self._batches is None:
             self._batches = job_batches(self.instance,
                                         state=_feature_state(self.stepper.state),
-                                        feature_set=self.feature_set)
+                                        feature_set=self.feature_set, gdm=self.gdm)
         return self._batches
 
     def features(self) -> np.ndarray:

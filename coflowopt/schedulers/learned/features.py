@@ -281,17 +281,11 @@ def coflow_features(instance: Instance, state: DagState | None = None) -> np.nda
     return x
 
 
-# G-DM-BF's rank is static and costs a primal-dual pass: kept for the last few instances (the
-# entry holds the instance, so its id is not reused while cached)
-_GDM_CACHE: dict[int, tuple[Instance, np.ndarray]] = {}
-
-
 def gdm_positions(instance: Instance) -> np.ndarray:
     """``(C,)`` G-DM-BF's backfilling rank of every coflow (Shafiee and Ghaderi, ToN 2021:
-    the primal-dual job order ``sigma``, then topological order; 0 = first), over ``C - 1``."""
-    hit = _GDM_CACHE.get(id(instance))
-    if hit is not None and hit[0] is instance:
-        return hit[1]
+    the primal-dual job order ``sigma``, then topological order; 0 = first), over ``C - 1``.
+    Static (it costs a primal-dual pass): a caller that builds features at many instants
+    computes it once and passes it as ``gdm`` to :func:`heuristic_features` and the batches."""
     from coflowopt.lp import primal_dual_job_order
 
     inst = instance
@@ -304,19 +298,15 @@ def gdm_positions(instance: Instance) -> np.ndarray:
     topo[inst.topological_order] = np.arange(c)
     rank = np.empty(c, dtype=np.float64)
     rank[np.lexsort((topo, job_pos[inst.coflow_job]))] = np.arange(c)
-    pos = rank / max(c - 1, 1)
-    pos.setflags(write=False)
-    if len(_GDM_CACHE) >= 8:
-        _GDM_CACHE.pop(next(iter(_GDM_CACHE)))
-    _GDM_CACHE[id(instance)] = (instance, pos)
-    return pos
+    return rank / max(c - 1, 1)
 
 
 def heuristic_features(instance: Instance, state: DagState | None = None,
-                       level: np.ndarray | None = None) -> np.ndarray:
+                       level: np.ndarray | None = None, gdm: np.ndarray | None = None
+                       ) -> np.ndarray:
     """``(C, 4)``: the heuristics' scores of feature set ``"v2"`` (module docstring) at
     ``state`` (``None``: :meth:`DagState.initial`); ``level``: :func:`node_levels` of the
-    instance's Starts-After DAG when the caller has it."""
+    instance's Starts-After DAG, ``gdm``: :func:`gdm_positions`, when the caller has them."""
     from coflowopt.orders import bssi, port_loads
 
     inst = instance
@@ -331,7 +321,7 @@ def heuristic_features(instance: Instance, state: DagState | None = None,
         loads = port_loads(inst, ready, st.remaining)
         sigma = bssi(loads, np.asarray(inst.coflow_weight, dtype=np.float64)[ready], cap)
         out[ready[sigma], 0] = np.arange(ready.size) / max(ready.size - 1, 1)
-    out[:, 1] = gdm_positions(inst)
+    out[:, 1] = gdm_positions(inst) if gdm is None else gdm
     allc = np.arange(c, dtype=np.int64)
     bn = (port_loads(inst, allc, st.remaining) / cap[None, :]).max(axis=1) if c else np.zeros(0)
     bn[done] = 0.0
@@ -353,13 +343,14 @@ def heuristic_features(instance: Instance, state: DagState | None = None,
 
 
 def job_batches(instance: Instance, *, state: DagState | None = None,
-                feature_set: str = "v1") -> list[DagBatch]:
+                feature_set: str = "v1", gdm: np.ndarray | None = None) -> list[DagBatch]:
     """One :class:`DagBatch` per job of ``instance``, in job order.
 
     ``state`` (a :class:`DagState`, or the stepper's state with ``coflow_done`` /
     ``coflow_ready``) gives the dynamic features (remaining volume, status flags, unfinished
     children); ``None`` is :meth:`DagState.initial` (nothing sent; each job as at its
-    arrival).  ``feature_set``: ``"v1"`` or ``"v2"`` (with :func:`heuristic_features`).
+    arrival).  ``feature_set``: ``"v1"`` or ``"v2"`` (with :func:`heuristic_features`;
+    ``gdm``: its :func:`gdm_positions`, computed here when ``None``).
     """
     inst = instance
     n_features(feature_set)
@@ -367,7 +358,7 @@ def job_batches(instance: Instance, *, state: DagState | None = None,
     e = inst.starts_after
     level = node_levels(inst.n_coflows, e[:, 0].astype(np.int64), e[:, 1].astype(np.int64))
     if feature_set == "v2":
-        x_all = np.concatenate([x_all, heuristic_features(inst, state, level)], axis=1)
+        x_all = np.concatenate([x_all, heuristic_features(inst, state, level, gdm)], axis=1)
     order = np.argsort(inst.coflow_job, kind="stable")
     ptr = np.zeros(inst.n_jobs + 1, dtype=np.int64)
     np.cumsum(np.bincount(inst.coflow_job, minlength=inst.n_jobs), out=ptr[1:])
@@ -388,9 +379,10 @@ def job_batches(instance: Instance, *, state: DagState | None = None,
 
 
 def instance_batch(instance: Instance, *, state: DagState | None = None,
-                   feature_set: str = "v1") -> DagBatch:
+                   feature_set: str = "v1", gdm: np.ndarray | None = None) -> DagBatch:
     """All coflows of ``instance`` as one :class:`DagBatch` (the disjoint union of its job
-    DAGs; ``coflows`` = every position, ``job = -1``), features as :func:`job_batches`.
+    DAGs; ``coflows`` = every position, ``job = -1``), features as :func:`job_batches`
+    (``gdm`` likewise).
 
     Message passing never crosses a job (no edge does), so a network whose priority is a
     per-node output (``head="attr"``) gives on it exactly what it gives job by job, in one
@@ -402,5 +394,5 @@ def instance_batch(instance: Instance, *, state: DagState | None = None,
     parent, child = e[:, 0].astype(np.int64), e[:, 1].astype(np.int64)
     level = node_levels(inst.n_coflows, parent, child)
     if feature_set == "v2":
-        x = np.concatenate([x, heuristic_features(inst, state, level)], axis=1)
+        x = np.concatenate([x, heuristic_features(inst, state, level, gdm)], axis=1)
     return _batch(x, parent, child, level, np.arange(inst.n_coflows, dtype=np.int64), -1)
