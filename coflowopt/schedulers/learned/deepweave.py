@@ -4,10 +4,14 @@ Sec. 3; tags: [R] recovered from the paper, [C] reconstructed by us, docs/famili
 
 Inference is numpy only (:mod:`.network`) from a small checkpoint (:mod:`.checkpoint`; the
 shipped one by default), so the base install schedules with it; torch is needed only to train.
-The shipped checkpoint (``data/deepweave.npz``, ``trained=True``) is the final weights of a
-short REINFORCE run (seed 0, 1,500 iterations, 10 ports, mixed GGen / TPC-DS-like, episodes cut
-to 10-24 epochs): on its evaluation set it is about 6% worse than Sincronia (its meta has the
-numbers; BENCHMARKS.md the experiments).
+The shipped checkpoint (``data/deepweave.npz``, format 2, ``trained=True``; issue 30) is an
+instance-wide network (feature set ``"v2"`` with the heuristics' scores, ``head="attr"``)
+pre-trained by imitation of the better of G-DM-BF's and Sincronia's orders and fine-tuned
+briefly; its ``meta.run`` makes it re-rank at every decision epoch over all jobs
+(``rerank="events", across="global"``).  It reads the whole instance (G-DM-BF's job order,
+instance-wide normalisation), so with it the scheduler is offline, like G-DM-BF.  On the
+held-out grid (docs/deepweave-protocol.md) it is 0.99-1.02x the better heuristic (its meta has
+the numbers).  A format-1 checkpoint (per-job, ``head="policy"``) runs as before.
 
 Steps of :func:`run_deepweave`:
 
@@ -43,8 +47,9 @@ compiled engine (``order_schedule(rerank=...)``, which returns to Python at arri
 departures only) and ``engine="reference"`` through the reference engine: the same schedule
 (tested), the latter kept as the cross-check.
 
-Online: a job's static priorities depend on its own DAG only (features as at its arrival), so
-they can be computed when the job arrives; ``clairvoyant``: it reads flow volumes.
+Online (feature set "v1"): a job's static priorities depend on its own DAG only (features as
+at its arrival), so they can be computed when the job arrives; ``clairvoyant``: it reads flow
+volumes.
 """
 
 from __future__ import annotations
@@ -86,7 +91,7 @@ class DeepWeaveParams(Params):
     compiled decision-epoch stepper), ``"fast"`` (a callback on the compiled engine) or
     ``"reference"`` (the reference engine's callback, the cross-check).  ``rerank`` and
     ``across`` left at ``None`` take the checkpoint's ``meta.run`` (what the policy was trained
-    for), else ``"static"`` and ``"arrival"``."""
+    for; ``rerank`` only with the greedy converter), else ``"static"`` and ``"arrival"``."""
 
     checkpoint: str | None = None
     converter: Literal["greedy", "aligned"] = "greedy"
@@ -224,7 +229,8 @@ def run_deepweave(instance: Instance, params: DeepWeaveParams, sink: RateSink, *
     weights, cfg, meta, path = _load(p.checkpoint)
     _check_sizes(instance, cfg, path)
     run = meta.get("run", {})
-    rerank = p.rerank or run.get("rerank", "static")
+    # the checkpoint's rerank is a default for the greedy path; the aligned converter is one plan
+    rerank = p.rerank or (run.get("rerank", "static") if p.converter == "greedy" else "static")
     across = p.across or run.get("across", "arrival")
     if rerank == "events" and p.converter != "greedy":
         DeepWeaveParams(converter=p.converter, rerank="events")  # raises, naming the field

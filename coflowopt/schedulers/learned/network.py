@@ -58,7 +58,8 @@ class DeepWeaveConfig:
     widths of the policy network; ``v_max``: the largest DAG (number of coflows of one job)
     the policy network takes; ``summary``: use the job summary ``y``; ``passes``: message
     passing levels; ``leaky``: leaky-ReLU slope; ``feature_set``: ``"v1"`` or ``"v2"``
-    (:data:`~coflowopt.schedulers.learned.features.FEATURE_SETS`, ``n_features`` must match);
+    (:data:`~coflowopt.schedulers.learned.features.FEATURE_SETS`; with ``"v2"``
+    ``n_features`` must be its 14 columns);
     ``head``: ``"policy"`` or ``"attr"`` (module docstring).
     """
 
@@ -101,7 +102,8 @@ class DeepWeaveConfig:
             nf = n_features(self.feature_set)
         except ValueError as exc:
             raise ValueError(f"DeepWeaveConfig.{exc}") from None
-        if self.n_features != nf:
+        # v1 networks may be hand-built on any columns (tests, E5); v2 reads exactly its own
+        if self.feature_set != "v1" and self.n_features != nf:
             raise ValueError(f"DeepWeaveConfig.n_features: feature set {self.feature_set!r} has "
                              f"{nf} columns, got n_features = {self.n_features}")
         if self.head not in ("policy", "attr"):

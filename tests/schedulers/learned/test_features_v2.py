@@ -92,10 +92,27 @@ def test_config_checks() -> None:
         DeepWeaveConfig(feature_set="v9")
 
 
-def test_shipped_format_1_still_loads() -> None:
-    _, cfg, meta = load_checkpoint(default_checkpoint_path())
-    assert cfg.feature_set == "v1" and cfg.head == "policy"
-    assert meta["format"] in ("coflowopt-deepweave/1", "coflowopt-deepweave/2")
+def test_format_1_still_loads(tmp_path) -> None:
+    """A version-1 file (the first shipped checkpoint's format: no feature_set / head in the
+    config, no meta.run) loads as feature set v1 with the policy head."""
+    import json
+
+    cfg = DeepWeaveConfig()
+    path = tmp_path / "v1.npz"
+    save_checkpoint(path, init_params(cfg, 0), cfg, {"trained": False})
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["meta"].tobytes())
+    meta["format"] = "coflowopt-deepweave/1"
+    conf = {k: v for k, v in json.loads(arrays["config"].tobytes()).items()
+            if k not in ("feature_set", "head")}
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    arrays["config"] = np.frombuffer(json.dumps(conf).encode(), dtype=np.uint8)
+    np.savez(path, **arrays)
+    _, got, m = load_checkpoint(path)
+    assert got == cfg and m["format"] == "coflowopt-deepweave/1"
+    _, shipped, _ = load_checkpoint(default_checkpoint_path())  # and the shipped one loads
+    assert shipped.n_features in (N_FEATURES, N_FEATURES + 4)
 
 
 def test_run_parameters_come_from_the_checkpoint(tmp_path) -> None:
