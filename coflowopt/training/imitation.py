@@ -32,7 +32,13 @@ from coflowopt.params import Params
 from coflowopt.schedulers.learned.features import instance_batch
 from coflowopt.schedulers.learned.network import DeepWeaveConfig, init_params
 from coflowopt.training.episodes import rollout
-from coflowopt.training.teachers import WORKLOADS, demonstration, make_instance, training_seeds
+from coflowopt.training.teachers import (
+    WORKLOADS,
+    check_workloads,
+    demonstration,
+    make_instance,
+    training_seeds,
+)
 
 __all__ = [
     "RUN_PARAMS",
@@ -83,10 +89,7 @@ class ImitationConfig(Params):
             raise ValueError("ImitationConfig.validation / validate_every: must be >= 0")
         if not self.lr > 0:
             raise ValueError(f"ImitationConfig.lr: must be > 0, got {self.lr}")
-        bad = [w for w in self.workloads if w not in WORKLOADS]
-        if bad or not self.workloads:
-            raise ValueError(f"ImitationConfig.workloads: unknown {bad!r}; known: "
-                             f"{', '.join(WORKLOADS)}")
+        check_workloads("ImitationConfig.workloads", self.workloads)
 
     def net_config(self) -> DeepWeaveConfig:
         return DeepWeaveConfig.heuristic(hidden_gnn=self.hidden_gnn, out_gnn=self.out_gnn)
@@ -94,7 +97,9 @@ class ImitationConfig(Params):
 
 @dataclass
 class ImitationResult:
-    """The weights, the network's config, the per-epoch curve and the validation rows."""
+    """What a training method leaves (imitation here, fine-tuning in :mod:`.ppo`): the
+    weights, the network's config, the curve (one row per epoch or iteration), the last
+    validation rows, the demonstrations' teachers (imitation) and the wall time."""
 
     params: dict[str, np.ndarray]
     config: DeepWeaveConfig
@@ -194,6 +199,24 @@ def format_row(row: dict[str, Any]) -> str:
                     for k, v in row.items())
 
 
+def close_row(res: ImitationResult, row: dict[str, Any], validate: bool,
+              params: dict[str, np.ndarray], seeds: Sequence[tuple[str, int]], workers: int,
+              teachers: dict[tuple[str, int], dict[str, float]],
+              log: Callable[[str], None] | None, pool: Any = None) -> None:
+    """End of an epoch or iteration: with ``validate``, the policy ``params`` validated on
+    ``seeds`` (:func:`validate_policy`), its ratios per workload added to ``row`` as
+    ``val_<workload>`` and the rows kept in ``res.validation``; then ``row`` appended to
+    ``res.curve`` and logged."""
+    if validate:
+        rows = validate_policy(params, res.config, seeds, workers, pool, teachers)
+        for w, v in summarize(rows).items():
+            row[f"val_{w}"] = v
+        res.validation = rows
+    res.curve.append(row)
+    if log is not None:
+        log(format_row(row))
+
+
 def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
     """Mean ratio to the better teacher per workload."""
     out: dict[str, float] = {}
@@ -242,17 +265,9 @@ def imitate(cfg: ImitationConfig, *, demos: list[dict[str, Any]] | None = None,
                                "top1": float(np.mean(tops)),
                                "seconds": time.perf_counter() - t0}
         last = epoch == cfg.epochs or 0 < cfg.max_seconds < time.perf_counter() - t0
-        if cfg.validation and (last or (cfg.validate_every
-                                        and epoch % cfg.validate_every == 0)):
-            rows = validate_policy(net.to_numpy(), net_cfg, val_seeds, cfg.workers,
-                                   teachers=teachers)
-            for w, v in summarize(rows).items():
-                row[f"val_{w}"] = v
-            if last:
-                res.validation = rows
-        res.curve.append(row)
-        if log is not None:
-            log(format_row(row))
+        due = bool(cfg.validation) and (last or (cfg.validate_every > 0
+                                                 and epoch % cfg.validate_every == 0))
+        close_row(res, row, due, net.to_numpy(), val_seeds, cfg.workers, teachers, log)
         if last:
             break
     res.params = net.to_numpy()

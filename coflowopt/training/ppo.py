@@ -31,7 +31,7 @@ import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -40,8 +40,13 @@ from coflowopt.params import Params
 from coflowopt.schedulers.learned.features import instance_batch
 from coflowopt.schedulers.learned.network import DeepWeaveConfig
 from coflowopt.training.episodes import rollout
-from coflowopt.training.imitation import format_row, summarize, validate_policy
-from coflowopt.training.teachers import WORKLOADS, make_instance, training_seeds
+from coflowopt.training.imitation import ImitationResult, close_row
+from coflowopt.training.teachers import (
+    WORKLOADS,
+    check_workloads,
+    make_instance,
+    training_seeds,
+)
 
 __all__ = ["VARIANTS", "FineTuneConfig", "FineTuneResult", "finetune"]
 
@@ -95,21 +100,11 @@ class FineTuneConfig(Params):
                                  f"{getattr(self, name)}")
         if not self.lr > 0 or not self.logit_bound > 0:
             raise ValueError("FineTuneConfig.lr / logit_bound: must be > 0")
-        bad = [w for w in self.workloads if w not in WORKLOADS]
-        if bad or not self.workloads:
-            raise ValueError(f"FineTuneConfig.workloads: unknown {bad!r}; known: "
-                             f"{', '.join(WORKLOADS)}")
+        check_workloads("FineTuneConfig.workloads", self.workloads)
 
 
-@dataclass
-class FineTuneResult:
-    """The final weights, the per-iteration curve, the last validation rows."""
-
-    params: dict[str, np.ndarray]
-    config: DeepWeaveConfig
-    curve: list[dict[str, Any]] = field(default_factory=list)
-    validation: list[dict[str, Any]] = field(default_factory=list)
-    seconds: float = 0.0
+#: Fine-tuning leaves the same record as imitation (``teachers`` stays empty).
+FineTuneResult = ImitationResult
 
 
 def _agent_job(args: tuple[str, int, dict[str, np.ndarray], dict[str, Any], int, int, float]
@@ -150,7 +145,7 @@ def _advantages(ro: list[dict[str, Any]], baseline: str) -> np.ndarray:
 
 
 def finetune(cfg: FineTuneConfig, init: dict[str, np.ndarray], net_cfg: DeepWeaveConfig, *,
-             log: Callable[[str], None] | None = None) -> FineTuneResult:
+             log: Callable[[str], None] | None = None) -> ImitationResult:
     """Fine-tune the weights ``init`` (a ``head="attr"`` network, e.g. from imitation) by the
     module docstring's iteration; the curve has per iteration the agents' mean average JCT
     and the loss terms, and every ``validate_every`` iterations the validation ratios."""
@@ -166,7 +161,7 @@ def finetune(cfg: FineTuneConfig, init: dict[str, np.ndarray], net_cfg: DeepWeav
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
     draws = training_seeds(cfg.seed, cfg.iterations, cfg.workloads, stream=10)
     val_seeds = training_seeds(cfg.seed, cfg.validation, cfg.workloads, stream=8)
-    res = FineTuneResult(params={}, config=net_cfg)
+    res = ImitationResult(params={}, config=net_cfg)
     teachers: dict[tuple[str, int], dict[str, float]] = {}
     pool = None
     if cfg.workers > 1:
@@ -219,16 +214,10 @@ def finetune(cfg: FineTuneConfig, init: dict[str, np.ndarray], net_cfg: DeepWeav
                 "seconds": time.perf_counter() - t0}
             last = (it + 1 == cfg.iterations
                     or 0 < cfg.max_seconds < time.perf_counter() - t0)
-            if cfg.validation and (last or (cfg.validate_every
-                                            and (it + 1) % cfg.validate_every == 0)):
-                rows = validate_policy(net.to_numpy(), net_cfg, val_seeds, cfg.workers, pool,
-                                       teachers)
-                for wl, v in summarize(rows).items():
-                    row[f"val_{wl}"] = v
-                res.validation = rows
-            res.curve.append(row)
-            if log is not None:
-                log(format_row(row))
+            due = bool(cfg.validation) and (last or (cfg.validate_every > 0
+                                                     and (it + 1) % cfg.validate_every == 0))
+            close_row(res, row, due, net.to_numpy(), val_seeds, cfg.workers, teachers, log,
+                      pool)
             if last:
                 break
     finally:

@@ -23,8 +23,8 @@ from coflowopt.model import Instance
 from coflowopt.schedulers.learned.network import DeepWeaveConfig
 from coflowopt.training.episodes import TEACHER_COLUMN, rollout
 
-__all__ = ["HELD_OUT", "SEED_LOW", "WORKLOADS", "demonstration", "make_instance",
-           "training_seeds"]
+__all__ = ["HELD_OUT", "SEED_LOW", "WORKLOADS", "check_workloads", "demonstration",
+           "make_instance", "training_seeds"]
 
 #: The protocol's workloads: name -> (generator, parameters).
 WORKLOADS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -37,6 +37,13 @@ WORKLOADS: dict[str, tuple[str, dict[str, Any]]] = {
 HELD_OUT = range(10_000, 11_000)
 #: Training generator seeds are drawn from ``[SEED_LOW, 2**31)``.
 SEED_LOW = 100_000
+
+
+def check_workloads(where: str, workloads: Sequence[str]) -> None:
+    """A :class:`ValueError` naming ``where`` for an empty list or an unknown name."""
+    bad = [w for w in workloads if w not in WORKLOADS]
+    if bad or not workloads:
+        raise ValueError(f"{where}: unknown {bad!r}; known: {', '.join(WORKLOADS)}")
 
 
 def make_instance(workload: str, seed: int) -> Instance:

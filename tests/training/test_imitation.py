@@ -65,10 +65,13 @@ def test_imitation_lowers_the_likelihood_loss_and_finetune_runs() -> None:
     from coflowopt.training.imitation import ImitationConfig, imitate
     from coflowopt.training.ppo import FineTuneConfig, finetune
 
-    cfg = ImitationConfig(instances=1, epochs=3, record=6, lr=1e-2, validation=0,
+    cfg = ImitationConfig(instances=1, epochs=3, record=6, lr=1e-2, validation=1,
                           workloads=("tpcds-10",))
     res = imitate(cfg)
     assert res.curve[-1]["nll_per_draw"] < res.curve[0]["nll_per_draw"]
+    (v,) = res.validation  # the greedy policy against the better teacher, on the stepper
+    assert v["ratio"] == pytest.approx(v["policy"] / min(v["sincronia"], v["gdm-bf"]))
+    assert res.curve[-1]["val_tpcds-10"] == pytest.approx(v["ratio"])
     ft = finetune(FineTuneConfig(iterations=1, agents=2, record=4, validation=0,
                                  workloads=("tpcds-10",)), res.params, res.config)
     row = ft.curve[0]
