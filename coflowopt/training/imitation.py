@@ -54,7 +54,8 @@ __all__ = [
 ]
 
 #: The run parameters an instance-wide policy is trained for (checkpoint ``meta.run``).
-RUN_PARAMS = {"rerank": "events", "across": "global"}
+# (engine "fast": the same schedule as the stepper, tested, and much faster on many flows)
+RUN_PARAMS = {"rerank": "events", "across": "global", "engine": "fast"}
 
 
 @dataclass(frozen=True)

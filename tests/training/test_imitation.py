@@ -87,4 +87,5 @@ def test_cli_imitate(tmp_path, capsys) -> None:
                "--epochs", "1", "--validation", "0", "--no-progress"])
     assert rc == 0
     _, cfg, meta = load_checkpoint(tmp_path / "deepweave.npz")
-    assert cfg.head == "attr" and meta["run"] == {"rerank": "events", "across": "global"}
+    assert cfg.head == "attr" and meta["run"] == {"rerank": "events", "across": "global",
+                                              "engine": "fast"}

@@ -8,7 +8,8 @@ files (the first shipped checkpoint) still load: they differ only in a config wi
   version), ``trained`` (bool: ``false`` for an untrained placeholder), ``seed`` (the training
   seed, or ``null``), ``workload`` (what it was trained on), ``iterations`` (training
   iterations), ``date`` (ISO 8601), optionally ``run`` (the scheduler parameters the policy
-  was trained for, e.g. ``{"rerank": "events", "across": "global"}``: the defaults of
+  was trained for, e.g. ``{"rerank": "events", "across": "global", "engine": "fast"}``: the
+  defaults of
   :class:`~coflowopt.schedulers.learned.deepweave.DeepWeaveParams` with this checkpoint), and
   any further keys the trainer adds;
 * ``config``: UTF-8 JSON bytes of :meth:`DeepWeaveConfig.to_dict`;
@@ -153,9 +154,9 @@ def load_checkpoint(path: str | os.PathLike[str] | None = None
             raise CheckpointError(p, "meta.format", f"expected one of "
                                   f"{', '.join(READABLE_FORMATS)}, got {meta['format']!r}")
         run = meta.get("run", {})
-        if not isinstance(run, dict) or set(run) - {"rerank", "across", "converter"}:
+        if not isinstance(run, dict) or set(run) - {"rerank", "across", "engine"}:
             raise CheckpointError(p, "meta.run", f"expected an object with rerank / across / "
-                                  f"converter, got {run!r}")
+                                  f"engine, got {run!r}")
         if not isinstance(meta["trained"], bool):
             raise CheckpointError(p, "meta.trained", f"expected a bool, got {meta['trained']!r}")
         cfg_d = _json_entry(data, p, "config")

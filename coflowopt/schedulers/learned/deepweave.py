@@ -89,15 +89,16 @@ class DeepWeaveParams(Params):
     ``across``: ``"arrival"`` (jobs by arrival, inside a job by priority) or ``"global"`` (one
     sort of all priorities); ``engine`` (``rerank="events"`` only): ``"stepper"`` (the
     compiled decision-epoch stepper), ``"fast"`` (a callback on the compiled engine) or
-    ``"reference"`` (the reference engine's callback, the cross-check).  ``rerank`` and
-    ``across`` left at ``None`` take the checkpoint's ``meta.run`` (what the policy was trained
-    for; ``rerank`` only with the greedy converter), else ``"static"`` and ``"arrival"``."""
+    ``"reference"`` (the reference engine's callback, the cross-check).  ``rerank``,
+    ``across`` and ``engine`` left at ``None`` take the checkpoint's ``meta.run`` (what the
+    policy was trained for; ``rerank`` only with the greedy converter), else ``"static"``,
+    ``"arrival"`` and ``"stepper"``."""
 
     checkpoint: str | None = None
     converter: Literal["greedy", "aligned"] = "greedy"
     rerank: Literal["static", "events"] | None = None
     across: Literal["arrival", "global"] | None = None
-    engine: Literal["stepper", "fast", "reference"] = "stepper"
+    engine: Literal["stepper", "fast", "reference"] | None = None
 
     def check(self) -> None:
         if self.rerank == "events" and self.converter != "greedy":
@@ -232,13 +233,14 @@ def run_deepweave(instance: Instance, params: DeepWeaveParams, sink: RateSink, *
     # the checkpoint's rerank is a default for the greedy path; the aligned converter is one plan
     rerank = p.rerank or (run.get("rerank", "static") if p.converter == "greedy" else "static")
     across = p.across or run.get("across", "arrival")
+    engine = p.engine or run.get("engine", "stepper")
     if rerank == "events" and p.converter != "greedy":
         DeepWeaveParams(converter=p.converter, rerank="events")  # raises, naming the field
     info = {"scheduler": "deepweave",
             "params": {"checkpoint": p.checkpoint, "converter": p.converter,
-                       "rerank": rerank, "across": across, "engine": p.engine},
+                       "rerank": rerank, "across": across, "engine": engine},
             "checkpoint": str(path), "trained": bool(meta["trained"])}
-    if rerank == "events" and p.engine == "stepper":
+    if rerank == "events" and engine == "stepper":
         return _events_on_stepper(instance, weights, cfg, across, sink,
                                   progress).with_meta(info)
     elif rerank == "events":
@@ -248,7 +250,7 @@ def run_deepweave(instance: Instance, params: DeepWeaveParams, sink: RateSink, *
             pri = _priorities(instance, weights, cfg, DagState.from_view(view), None, gdm)
             return _order(instance, pri, np.asarray(view.coflows, dtype=np.int64), across)
 
-        out = order_schedule(instance, rerank=rerank, engine=p.engine, check=sink.check,
+        out = order_schedule(instance, rerank=rerank, engine=engine, check=sink.check,
                              progress=progress)
     else:
         pri = deepweave_priorities(instance, weights, cfg)

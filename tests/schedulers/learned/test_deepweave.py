@@ -160,7 +160,8 @@ def test_events_on_the_stepper_equal_the_reference_engine(across):
     engine: equal completion times, validated."""
     for inst in (tpcds_like(2, ports=5, seed=3, arrival_rate=1e-3),
                  ggen_fan_in_fan_out(2, ports=5, nodes=(4, 12), seed=4, arrival_rate=1e-3)):
-        a = coflowopt.run(inst, "deepweave", params={"rerank": "events", "across": across})
+        a = coflowopt.run(inst, "deepweave", params={"rerank": "events", "across": across,
+                                                     "engine": "stepper"})
         b = coflowopt.run(inst, "deepweave", params={"rerank": "events", "across": across,
                                                      "engine": "reference"})
         c = coflowopt.run(inst, "deepweave", params={"rerank": "events", "across": across,

@@ -138,6 +138,14 @@ def test_run_parameters_come_from_the_checkpoint(tmp_path) -> None:
     ro = rollout(inst, init_params(cfg, 0), cfg, steps=None, greedy=True, validate=True)
     got = coflowopt.run(inst, "deepweave", params={"checkpoint": str(path)}).valid
     np.testing.assert_allclose(got.job_completion - inst.job_release, ro["jct"], rtol=1e-12)
+    # meta.run may name the engine: the compiled engine's callback, the same schedule
+    fast = tmp_path / "fast.npz"
+    save_checkpoint(fast, init_params(cfg, 0), cfg, {"trained": False, "run": {
+        "rerank": "events", "across": "global", "engine": "fast"}})
+    f = run_deepweave(inst, DeepWeaveParams(checkpoint=str(fast)), RateSink())
+    assert f.meta["params"]["engine"] == "fast"
+    g = coflowopt.run(inst, "deepweave", params={"checkpoint": str(fast)}).valid
+    np.testing.assert_allclose(g.coflow_completion, got.coflow_completion, rtol=1e-12)
     bad = tmp_path / "bad.npz"
     save_checkpoint(bad, init_params(cfg, 0), cfg, {"trained": False, "run": {"x": 1}})
     with pytest.raises(ValueError, match=r"meta\.run"):
