@@ -17,9 +17,10 @@ validation instances of the same distribution (another seed stream).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,6 +140,21 @@ def collect(cfg: ImitationConfig, cfg_net: DeepWeaveConfig | None = None
     return _map(_demo_job, jobs, cfg.workers)
 
 
+@contextlib.contextmanager
+def torch_one_thread() -> Iterator[None]:
+    """torch on one thread inside the block (restored after): the tensors are tiny, and on a
+    shared machine more threads cost more than they give (measured: a fine-tuning iteration's
+    update 3x slower with torch's default threads on 2 loaded cores)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def pl_loss(net: Any, inst: Instance, x: np.ndarray, orders: Sequence[np.ndarray]) -> Any:
     """The Plackett-Luce negative log-likelihood of ``orders`` (one per state) under ``net``
     (a :class:`~coflowopt.schedulers.learned.torch_net.DeepWeaveNet` with ``head="attr"``) on
@@ -250,6 +266,18 @@ def imitate(cfg: ImitationConfig, *, demos: list[dict[str, Any]] | None = None,
     res = ImitationResult(params={}, config=net_cfg)
     for d in demos:
         res.teachers[d["teacher"]] = res.teachers.get(d["teacher"], 0) + 1
+    with torch_one_thread():
+        _epochs(cfg, net, opt, demos, insts, rng, val_seeds, teachers, res, t0, log)
+    res.params = net.to_numpy()
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def _epochs(cfg: ImitationConfig, net: Any, opt: Any, demos: list[dict[str, Any]],
+            insts: list[Instance], rng: np.random.Generator,
+            val_seeds: list[tuple[str, int]], teachers: dict[tuple[str, int], dict[str, float]],
+            res: ImitationResult, t0: float, log: Callable[[str], None] | None) -> None:
+    """The epochs of :func:`imitate` (one Adam step per instance)."""
     for epoch in range(1, cfg.epochs + 1):
         losses, tops = [], []
         for k in rng.permutation(len(demos)):
@@ -271,9 +299,6 @@ def imitate(cfg: ImitationConfig, *, demos: list[dict[str, Any]] | None = None,
         close_row(res, row, due, net.to_numpy(), val_seeds, cfg.workers, teachers, log)
         if last:
             break
-    res.params = net.to_numpy()
-    res.seconds = time.perf_counter() - t0
-    return res
 
 
 def save_result(res: ImitationResult, path: str | os.PathLike[str], cfg: ImitationConfig,

@@ -40,7 +40,7 @@ from coflowopt.params import Params
 from coflowopt.schedulers.learned.features import instance_batch
 from coflowopt.schedulers.learned.network import DeepWeaveConfig
 from coflowopt.training.episodes import rollout
-from coflowopt.training.imitation import ImitationResult, close_row
+from coflowopt.training.imitation import ImitationResult, close_row, torch_one_thread
 from coflowopt.training.teachers import (
     WORKLOADS,
     check_workloads,
@@ -148,7 +148,14 @@ def finetune(cfg: FineTuneConfig, init: dict[str, np.ndarray], net_cfg: DeepWeav
              log: Callable[[str], None] | None = None) -> ImitationResult:
     """Fine-tune the weights ``init`` (a ``head="attr"`` network, e.g. from imitation) by the
     module docstring's iteration; the curve has per iteration the agents' mean average JCT
-    and the loss terms, and every ``validate_every`` iterations the validation ratios."""
+    and the loss terms, and every ``validate_every`` iterations the validation ratios.  torch
+    runs on one thread (:func:`~coflowopt.training.imitation.torch_one_thread`)."""
+    with torch_one_thread():
+        return _finetune(cfg, init, net_cfg, log)
+
+
+def _finetune(cfg: FineTuneConfig, init: dict[str, np.ndarray], net_cfg: DeepWeaveConfig,
+              log: Callable[[str], None] | None) -> ImitationResult:
     import torch
 
     from coflowopt.schedulers.learned.torch_net import DeepWeaveNet
