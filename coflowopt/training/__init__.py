@@ -11,7 +11,12 @@ other applications, which a family may not.  One training method per module:
 - :mod:`.episodes`: one agent's episode with the policy's Plackett-Luce draws (what every
   on-policy method samples);
 - :mod:`.evaluate`: the greedy policy's mean JCT on a fixed set, and Sincronia's level on it
-  through the run service.
+  through the run service;
+- :mod:`.teachers`: the protocol's workloads, training seeds disjoint from the held-out ones,
+  Sincronia's and G-DM-BF's orders as teachers (issue 30);
+- :mod:`.imitation`: pre-training by the Plackett-Luce likelihood of the better teacher's order;
+- :mod:`.ppo`: fine-tuning with clipped updates, the agents' baseline, a decaying entropy bonus
+  and KL to the pre-trained policy.
 
 Importing this package imports neither torch nor the bench harness: torch is the ``learn``
 extra and is imported inside the functions that train.

@@ -210,6 +210,8 @@ def batched_priorities(net: Any, template: DagBatch, x: Any) -> Any:
         agg = agg.index_add(1, seg, msg)
         e = e.index_copy(1, nodes, nets["g"](agg) + lifted[:, nodes])
     attr = nets["attr"](torch.cat([e, x], dim=2))[..., 0]
+    if c.head == "attr":
+        return attr
     order = torch.argsort(-attr, dim=1, stable=True)
     sorted_attr = torch.cat([torch.gather(attr, 1, order),
                              torch.zeros(S, c.v_max - v, dtype=net.dtype, device=dev)], dim=1)
@@ -222,11 +224,14 @@ def batched_priorities(net: Any, template: DagBatch, x: Any) -> Any:
     return torch.zeros(S, v, dtype=net.dtype, device=dev).scatter(1, order, p[:, :v])
 
 
-def batched_log_prob(priorities: Any, orders: Sequence[np.ndarray]) -> Any:
+def batched_log_prob(priorities: Any, orders: Sequence[np.ndarray],
+                     top: int | None = None) -> Any:
     """Plackett-Luce ``log mu`` of each row's order: ``priorities`` ``(S, C)`` torch, ``orders``
     ``S`` arrays of coflow positions (first drawn first; may be empty) -> ``(S,)``: per row,
     the sum over draws ``k`` of ``p_{o_k} - log sum_{j >= k} exp(p_{o_j})`` (as
-    :func:`coflowopt.schedulers.learned.torch_net.plackett_luce_log_prob`)."""
+    :func:`coflowopt.schedulers.learned.torch_net.plackett_luce_log_prob`); with ``top``, the
+    sum over the first ``top`` draws only (the log-probability of the list's first ``top``
+    entries, the tails still over every listed coflow)."""
     import torch
 
     S = priorities.shape[0]
@@ -243,6 +248,8 @@ def batched_log_prob(priorities: Any, orders: Sequence[np.ndarray]) -> Any:
     # padding draws as -1e300: exp() is 0 in the tails, and the terms are masked out
     p = torch.where(m, p, torch.full_like(p, -1e300))
     tail = torch.logcumsumexp(p.flip(1), dim=1).flip(1)
+    if top is not None:
+        m = m & (torch.arange(L, device=priorities.device) < top)[None, :]
     return torch.where(m, p - tail, torch.zeros_like(p)).sum(dim=1)
 
 

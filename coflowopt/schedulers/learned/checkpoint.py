@@ -1,11 +1,17 @@
 """DeepWeave's checkpoint: the network's weights in one small ``.npz`` file (kilobytes).
 
-Format ``coflowopt-deepweave/1`` (a numpy ``.npz``, read with ``allow_pickle=False``):
+Format ``coflowopt-deepweave/2`` (a numpy ``.npz``, read with ``allow_pickle=False``); version 1
+files (the first shipped checkpoint) still load: they differ only in a config without
+``feature_set`` / ``head`` (read as ``"v1"`` / ``"policy"``) and no ``run`` in the meta:
 
 * ``meta``: UTF-8 JSON bytes (a ``uint8`` array): ``format`` (this format's name and
   version), ``trained`` (bool: ``false`` for an untrained placeholder), ``seed`` (the training
   seed, or ``null``), ``workload`` (what it was trained on), ``iterations`` (training
-  iterations), ``date`` (ISO 8601), and any further keys the trainer adds;
+  iterations), ``date`` (ISO 8601), optionally ``run`` (the scheduler parameters the policy
+  was trained for, e.g. ``{"rerank": "events", "across": "global", "engine": "fast"}``: the
+  defaults of
+  :class:`~coflowopt.schedulers.learned.deepweave.DeepWeaveParams` with this checkpoint), and
+  any further keys the trainer adds;
 * ``config``: UTF-8 JSON bytes of :meth:`DeepWeaveConfig.to_dict`;
 * ``param/<name>``: one float64 array per parameter of
   :func:`~coflowopt.schedulers.learned.network.param_shapes`, the feature normalisation
@@ -34,7 +40,9 @@ from coflowopt.schedulers.learned.network import DeepWeaveConfig, init_params, p
 __all__ = ["FORMAT", "CheckpointError", "default_checkpoint_path", "load_checkpoint",
            "save_checkpoint", "write_placeholder"]
 
-FORMAT = "coflowopt-deepweave/1"
+FORMAT = "coflowopt-deepweave/2"
+#: Formats :func:`load_checkpoint` reads (the first shipped checkpoint is version 1).
+READABLE_FORMATS = ("coflowopt-deepweave/1", FORMAT)
 META_FIELDS = ("format", "trained", "seed", "workload", "iterations", "date")
 _PREFIX = "param/"
 
@@ -142,9 +150,13 @@ def load_checkpoint(path: str | os.PathLike[str] | None = None
         for f in META_FIELDS:
             if f not in meta:
                 raise CheckpointError(p, f"meta.{f}", "missing field")
-        if meta["format"] != FORMAT:
-            raise CheckpointError(p, "meta.format", f"expected {FORMAT!r}, got "
-                                                    f"{meta['format']!r}")
+        if meta["format"] not in READABLE_FORMATS:
+            raise CheckpointError(p, "meta.format", f"expected one of "
+                                  f"{', '.join(READABLE_FORMATS)}, got {meta['format']!r}")
+        run = meta.get("run", {})
+        if not isinstance(run, dict) or set(run) - {"rerank", "across", "engine"}:
+            raise CheckpointError(p, "meta.run", f"expected an object with rerank / across / "
+                                  f"engine, got {run!r}")
         if not isinstance(meta["trained"], bool):
             raise CheckpointError(p, "meta.trained", f"expected a bool, got {meta['trained']!r}")
         cfg_d = _json_entry(data, p, "config")

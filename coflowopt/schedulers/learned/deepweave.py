@@ -4,10 +4,14 @@ Sec. 3; tags: [R] recovered from the paper, [C] reconstructed by us, docs/famili
 
 Inference is numpy only (:mod:`.network`) from a small checkpoint (:mod:`.checkpoint`; the
 shipped one by default), so the base install schedules with it; torch is needed only to train.
-The shipped checkpoint (``data/deepweave.npz``, ``trained=True``) is the final weights of a
-short REINFORCE run (seed 0, 1,500 iterations, 10 ports, mixed GGen / TPC-DS-like, episodes cut
-to 10-24 epochs): on its evaluation set it is about 6% worse than Sincronia (its meta has the
-numbers; BENCHMARKS.md the experiments).
+The shipped checkpoint (``data/deepweave.npz``, format 2, ``trained=True``; issue 30) is an
+instance-wide network (feature set ``"v2"`` with the heuristics' scores, ``head="attr"``)
+pre-trained by imitation of the better of G-DM-BF's and Sincronia's orders and fine-tuned
+briefly; its ``meta.run`` makes it re-rank at every decision epoch over all jobs
+(``rerank="events", across="global"``).  It reads the whole instance (G-DM-BF's job order,
+instance-wide normalisation), so with it the scheduler is offline, like G-DM-BF.  On the
+held-out grid (docs/deepweave-protocol.md) it is 0.99-1.02x the better heuristic (its meta has
+the numbers).  A format-1 checkpoint (per-job, ``head="policy"``) runs as before.
 
 Steps of :func:`run_deepweave`:
 
@@ -43,8 +47,9 @@ compiled engine (``order_schedule(rerank=...)``, which returns to Python at arri
 departures only) and ``engine="reference"`` through the reference engine: the same schedule
 (tested), the latter kept as the cross-check.
 
-Online: a job's static priorities depend on its own DAG only (features as at its arrival), so
-they can be computed when the job arrives; ``clairvoyant``: it reads flow volumes.
+Online (feature set "v1"): a job's static priorities depend on its own DAG only (features as
+at its arrival), so they can be computed when the job arrives; ``clairvoyant``: it reads flow
+volumes.
 """
 
 from __future__ import annotations
@@ -60,7 +65,12 @@ from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedulers.learned.checkpoint import default_checkpoint_path, load_checkpoint
 from coflowopt.schedulers.learned.converter import policy_converter
-from coflowopt.schedulers.learned.features import DagState, job_batches
+from coflowopt.schedulers.learned.features import (
+    DagState,
+    gdm_positions,
+    instance_batch,
+    job_batches,
+)
 from coflowopt.schedulers.learned.network import DeepWeaveConfig, forward
 from coflowopt.sim.drive import order_schedule
 from coflowopt.sim.sink import Outcome, RateSink
@@ -79,13 +89,16 @@ class DeepWeaveParams(Params):
     ``across``: ``"arrival"`` (jobs by arrival, inside a job by priority) or ``"global"`` (one
     sort of all priorities); ``engine`` (``rerank="events"`` only): ``"stepper"`` (the
     compiled decision-epoch stepper), ``"fast"`` (a callback on the compiled engine) or
-    ``"reference"`` (the reference engine's callback, the cross-check)."""
+    ``"reference"`` (the reference engine's callback, the cross-check).  ``rerank``,
+    ``across`` and ``engine`` left at ``None`` take the checkpoint's ``meta.run`` (what the
+    policy was trained for; ``rerank`` only with the greedy converter), else ``"static"``,
+    ``"arrival"`` and ``"stepper"``."""
 
     checkpoint: str | None = None
     converter: Literal["greedy", "aligned"] = "greedy"
-    rerank: Literal["static", "events"] = "static"
-    across: Literal["arrival", "global"] = "arrival"
-    engine: Literal["stepper", "fast", "reference"] = "stepper"
+    rerank: Literal["static", "events"] | None = None
+    across: Literal["arrival", "global"] | None = None
+    engine: Literal["stepper", "fast", "reference"] | None = None
 
     def check(self) -> None:
         if self.rerank == "events" and self.converter != "greedy":
@@ -154,10 +167,16 @@ def deepweave_priorities(instance: Instance, params: dict[str, np.ndarray],
 
 
 def _priorities(instance: Instance, params: dict[str, np.ndarray], config: DeepWeaveConfig,
-                state: Any, jobs: np.ndarray | None) -> np.ndarray:
-    """Priorities of the jobs flagged in ``jobs`` (``None``: all); 0 elsewhere."""
+                state: Any, jobs: np.ndarray | None, gdm: np.ndarray | None = None
+                ) -> np.ndarray:
+    """Priorities of the jobs flagged in ``jobs`` (``None``: all); 0 elsewhere.  ``gdm``: the
+    static G-DM-BF rank of feature set ``"v2"`` when the caller has it."""
     out = np.zeros(instance.n_coflows)
-    for b in job_batches(instance, state=state):
+    if config.head == "attr":  # per-node priorities: one pass over the whole instance
+        b = instance_batch(instance, state=state, feature_set=config.feature_set, gdm=gdm)
+        out[:] = forward(params, config, b)
+        return out
+    for b in job_batches(instance, state=state, feature_set=config.feature_set, gdm=gdm):
         if b.n_nodes and (jobs is None or jobs[b.job]):
             out[b.coflows] = forward(params, config, b)
     return out
@@ -173,11 +192,12 @@ def _events_on_stepper(instance: Instance, params: dict[str, np.ndarray],
     state = st.reset()
     key = np.zeros(inst.n_coflows)
     n_jobs = inst.n_jobs
+    gdm = gdm_positions(inst) if config.feature_set == "v2" else None  # static: once
     while not st.done:
         ready = st.ready
         jobs = np.zeros(n_jobs, dtype=bool)
         jobs[inst.coflow_job[ready]] = True
-        pri = _priorities(inst, params, config, state, jobs)
+        pri = _priorities(inst, params, config, state, jobs, gdm)
         key[_order(inst, pri, ready, across)] = np.arange(ready.size, dtype=np.float64)
         st.step(key)
         state = st.state
@@ -209,23 +229,32 @@ def run_deepweave(instance: Instance, params: DeepWeaveParams, sink: RateSink, *
         raise ValueError(f"deepweave: {why}")
     weights, cfg, meta, path = _load(p.checkpoint)
     _check_sizes(instance, cfg, path)
+    run = meta.get("run", {})
+    # the checkpoint's rerank is a default for the greedy path; the aligned converter is one plan
+    rerank = p.rerank or (run.get("rerank", "static") if p.converter == "greedy" else "static")
+    across = p.across or run.get("across", "arrival")
+    engine = p.engine or run.get("engine", "stepper")
+    if rerank == "events" and p.converter != "greedy":
+        DeepWeaveParams(converter=p.converter, rerank="events")  # raises, naming the field
     info = {"scheduler": "deepweave",
             "params": {"checkpoint": p.checkpoint, "converter": p.converter,
-                       "rerank": p.rerank, "across": p.across, "engine": p.engine},
+                       "rerank": rerank, "across": across, "engine": engine},
             "checkpoint": str(path), "trained": bool(meta["trained"])}
-    if p.rerank == "events" and p.engine == "stepper":
-        return _events_on_stepper(instance, weights, cfg, p.across, sink,
+    if rerank == "events" and engine == "stepper":
+        return _events_on_stepper(instance, weights, cfg, across, sink,
                                   progress).with_meta(info)
-    elif p.rerank == "events":
-        def rerank(view: Any) -> np.ndarray:
-            pri = deepweave_priorities(instance, weights, cfg, DagState.from_view(view))
-            return _order(instance, pri, np.asarray(view.coflows, dtype=np.int64), p.across)
+    elif rerank == "events":
+        gdm = gdm_positions(instance) if cfg.feature_set == "v2" else None
 
-        out = order_schedule(instance, rerank=rerank, engine=p.engine, check=sink.check,
+        def rerank(view: Any) -> np.ndarray:
+            pri = _priorities(instance, weights, cfg, DagState.from_view(view), None, gdm)
+            return _order(instance, pri, np.asarray(view.coflows, dtype=np.int64), across)
+
+        out = order_schedule(instance, rerank=rerank, engine=engine, check=sink.check,
                              progress=progress)
     else:
         pri = deepweave_priorities(instance, weights, cfg)
-        order = _order(instance, pri, np.arange(instance.n_coflows), p.across)
+        order = _order(instance, pri, np.arange(instance.n_coflows), across)
         if p.converter == "aligned":
             out = policy_converter(instance, order=order, progress=progress)
         else:

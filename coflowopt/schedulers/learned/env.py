@@ -32,7 +32,13 @@ import numpy as np
 
 from coflowopt.model import Instance
 from coflowopt.schedulers.learned import features
-from coflowopt.schedulers.learned.features import N_FEATURES, DagBatch, job_batches
+from coflowopt.schedulers.learned.features import (
+    DagBatch,
+    gdm_positions,
+    instance_batch,
+    job_batches,
+    n_features,
+)
 from coflowopt.sim.stepper import DagState, Stepper
 
 # DeepWeaveEnv is public too, built on first access (module __getattr__)
@@ -98,10 +104,18 @@ class DagEpisode:
 
     ``reset()`` -> the first state; ``batches()`` -> the DeepWeave features of every job at
     the current state (:class:`~coflowopt.schedulers.learned.features.DagBatch`, one per job);
-    ``step(priority)`` (higher first) -> ``(reward, done)``.
+    ``step(priority)`` (higher first) -> ``(reward, done)``.  ``feature_set``: ``"v1"`` or
+    ``"v2"`` (:data:`~coflowopt.schedulers.learned.features.FEATURE_SETS`); ``whole``:
+    ``batches()`` is one batch of the whole instance
+    (:func:`~coflowopt.schedulers.learned.features.instance_batch`, for ``head="attr"``).
     """
 
-    def __init__(self, instance: Instance):
+    def __init__(self, instance: Instance, feature_set: str = "v1", whole: bool = False):
+        self.whole = whole
+        # G-DM-BF's rank is static: computed once per episode, not at every epoch
+        self.gdm = gdm_positions(instance) if feature_set == "v2" else None
+        self.n_features = n_features(feature_set)
+        self.feature_set = feature_set
         self.instance = instance
         self.stepper = Stepper(instance)
         self.episode_return = 0.0
@@ -131,14 +145,19 @@ class DagEpisode:
 
     def batches(self) -> list[DagBatch]:
         """The features of every job at the current state (cached until the next step)."""
-        if self._batches is None:
+        if self._batches is None and self.whole:
+            self._batches = [instance_batch(self.instance,
+                                            state=_feature_state(self.stepper.state),
+                                            feature_set=self.feature_set, gdm=self.gdm)]
+        elif self._batches is None:
             self._batches = job_batches(self.instance,
-                                        state=_feature_state(self.stepper.state))
+                                        state=_feature_state(self.stepper.state),
+                                        feature_set=self.feature_set, gdm=self.gdm)
         return self._batches
 
     def features(self) -> np.ndarray:
         """``(C, N_FEATURES)`` features, by coflow position."""
-        x = np.zeros((self.instance.n_coflows, N_FEATURES))
+        x = np.zeros((self.instance.n_coflows, self.n_features))
         for b in self.batches():
             x[b.coflows] = b.x
         return x
@@ -171,15 +190,19 @@ def _make_env_class() -> type:
         :func:`draw_instance` (``workload``, ``nodes``, ``ports``, ``n_jobs``) from the
         environment's seeded generator (``reset(seed=...)``).  ``reset(options={"instance":
         inst})`` runs ``inst`` for that episode.  ``max_steps``: truncate after that many
-        decision epochs (``None``: run to the end).
+        decision epochs (``None``: run to the end).  ``feature_set``: the columns of ``x``
+        (``"v1"``: 10, ``"v2"``: 14 with the heuristics' scores).
         """
 
         metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
 
         def __init__(self, instance: Instance | None = None, *, workload: str = "mixed",
                      nodes: tuple[int, int] = (4, 64), ports: int = 50, n_jobs: int = 1,
-                     v_max: int = 64, max_steps: int | None = None):
+                     v_max: int = 64, max_steps: int | None = None,
+                     feature_set: str = "v1"):
             super().__init__()
+            nf = n_features(feature_set)
+            self.feature_set = feature_set
             if instance is not None and instance.n_coflows > v_max:
                 raise ValueError(f"DeepWeaveEnv: the instance has {instance.n_coflows} "
                                  f"coflows, more than v_max = {v_max}")
@@ -194,7 +217,7 @@ def _make_env_class() -> type:
             self.max_steps = max_steps
             V = self.v_max
             self.observation_space = spaces.Dict({
-                "x": spaces.Box(0.0, 1.0, (V, N_FEATURES), dtype=np.float64),
+                "x": spaces.Box(0.0, 1.0, (V, nf), dtype=np.float64),
                 "children": spaces.MultiBinary([V, V]),
                 "ready": spaces.MultiBinary(V),
                 "valid": spaces.MultiBinary(V),
@@ -220,7 +243,7 @@ def _make_env_class() -> type:
         def _obs(self) -> dict[str, np.ndarray]:
             ep = self.episode
             assert ep is not None
-            x = np.zeros((self.v_max, N_FEATURES))
+            x = np.zeros((self.v_max, ep.n_features))
             c = ep.instance.n_coflows
             x[:c] = np.clip(ep.features(), 0.0, 1.0)
             ready = np.zeros(self.v_max, dtype=np.int8)
@@ -241,7 +264,7 @@ def _make_env_class() -> type:
             if inst is None:
                 inst = draw_instance(self.np_random, v_max=self.v_max, **self.draw)
             self._static(inst)
-            self.episode = DagEpisode(inst)
+            self.episode = DagEpisode(inst, self.feature_set)
             self.episode.reset()
             return self._obs(), self._info()
 

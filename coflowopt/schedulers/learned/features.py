@@ -23,6 +23,24 @@ col   feature                                                 scaled by
 6-9   status flags: waiting / ready / running / done          (0 or 1, exactly one set)
 ====  ======================================================  ============================
 
+Feature set ``"v2"`` [C] (issue 30: give the network the heuristics' own scores) appends four
+columns, each normalised over the whole *instance* (all jobs), so that priorities of different
+jobs are on one scale and a policy can order the ready coflows of every job at once:
+
+====  ======================================================  ============================
+col   feature                                                 scaled by
+====  ======================================================  ============================
+10    BSSI rank among the ready coflows on their remaining    number of ready coflows - 1
+      volumes (Sincronia, Agarwal et al., SIGCOMM 2018:       (1 for a coflow not ready)
+      its online order at this epoch; 0 = served first)
+11    G-DM-BF's backfilling rank (Shafiee and Ghaderi, ToN    number of coflows - 1
+      2021: primal-dual job order, then topological order)
+12    remaining bottleneck: largest remaining port load       the instance's largest
+      ``max_l p_il / cap_l`` of the coflow                    bottleneck
+13    critical-path remainder: the bottleneck plus the        the instance's largest
+      largest remainder among its children                    remainder
+====  ======================================================  ============================
+
 Scaling within the job [C] makes the features independent of the time and volume units of
 the workload (ms and MB for traces, normalised units for theory instances), so one checkpoint
 serves both; a checkpoint may add an affine normalisation on top (``norm.shift``,
@@ -40,13 +58,28 @@ import numpy as np
 
 from coflowopt.model import Instance
 
-__all__ = ["FEATURE_NAMES", "N_FEATURES", "DagBatch", "DagState", "job_batches", "node_levels"]
+__all__ = ["FEATURE_NAMES", "FEATURE_SETS", "HEURISTIC_NAMES", "N_FEATURES", "DagBatch",
+           "DagState", "coflow_features", "gdm_positions", "heuristic_features", "instance_batch",
+           "job_batches",
+           "n_features", "node_levels"]
 
 FEATURE_NAMES: tuple[str, ...] = (
     "volume", "width", "length", "isolation_cct", "remaining", "unfinished_children",
     "waiting", "ready", "running", "done",
 )
 N_FEATURES: int = len(FEATURE_NAMES)
+HEURISTIC_NAMES: tuple[str, ...] = ("bssi_rank", "gdm_position", "bottleneck", "critical_path")
+#: The feature sets by name: ``"v1"`` (the first ten columns), ``"v2"`` (with the heuristics').
+FEATURE_SETS: dict[str, tuple[str, ...]] = {"v1": FEATURE_NAMES,
+                                            "v2": FEATURE_NAMES + HEURISTIC_NAMES}
+
+
+def n_features(feature_set: str) -> int:
+    """Number of columns of ``feature_set``; :class:`ValueError` naming an unknown one."""
+    if feature_set not in FEATURE_SETS:
+        raise ValueError(f"feature_set: must be one of {', '.join(FEATURE_SETS)}, got "
+                         f"{feature_set!r}")
+    return len(FEATURE_SETS[feature_set])
 
 
 @dataclass(frozen=True)
@@ -248,18 +281,84 @@ def coflow_features(instance: Instance, state: DagState | None = None) -> np.nda
     return x
 
 
-def job_batches(instance: Instance, *, state: DagState | None = None) -> list[DagBatch]:
+def gdm_positions(instance: Instance) -> np.ndarray:
+    """``(C,)`` G-DM-BF's backfilling rank of every coflow (Shafiee and Ghaderi, ToN 2021:
+    the primal-dual job order ``sigma``, then topological order; 0 = first), over ``C - 1``.
+    Static (it costs a primal-dual pass): a caller that builds features at many instants
+    computes it once and passes it as ``gdm`` to :func:`heuristic_features` and the batches."""
+    from coflowopt.lp import primal_dual_job_order
+
+    inst = instance
+    c = inst.n_coflows
+    sigma = (primal_dual_job_order(inst).order if inst.n_jobs else np.zeros(0, dtype=np.int64))
+    # the backfilling rule (G-DM-BF): job position in sigma, then topological position
+    job_pos = np.empty(inst.n_jobs, dtype=np.int64)
+    job_pos[np.asarray(sigma, dtype=np.int64)] = np.arange(inst.n_jobs)
+    topo = np.empty(c, dtype=np.int64)
+    topo[inst.topological_order] = np.arange(c)
+    rank = np.empty(c, dtype=np.float64)
+    rank[np.lexsort((topo, job_pos[inst.coflow_job]))] = np.arange(c)
+    return rank / max(c - 1, 1)
+
+
+def heuristic_features(instance: Instance, state: DagState | None = None,
+                       level: np.ndarray | None = None, gdm: np.ndarray | None = None
+                       ) -> np.ndarray:
+    """``(C, 4)``: the heuristics' scores of feature set ``"v2"`` (module docstring) at
+    ``state`` (``None``: :meth:`DagState.initial`); ``level``: :func:`node_levels` of the
+    instance's Starts-After DAG, ``gdm``: :func:`gdm_positions`, when the caller has them."""
+    from coflowopt.orders import bssi, port_loads
+
+    inst = instance
+    st = DagState.initial(inst) if state is None else _as_state(state)
+    c = inst.n_coflows
+    done = np.asarray(st.done, dtype=bool)
+    ready = np.flatnonzero(np.asarray(st.ready, dtype=bool) & ~done)
+    out = np.zeros((c, 4))
+    cap = np.concatenate([inst.fabric.capacity_in, inst.fabric.capacity_out])
+    out[:, 0] = 1.0
+    if ready.size:
+        loads = port_loads(inst, ready, st.remaining)
+        sigma = bssi(loads, np.asarray(inst.coflow_weight, dtype=np.float64)[ready], cap)
+        out[ready[sigma], 0] = np.arange(ready.size) / max(ready.size - 1, 1)
+    out[:, 1] = gdm_positions(inst) if gdm is None else gdm
+    allc = np.arange(c, dtype=np.int64)
+    bn = (port_loads(inst, allc, st.remaining) / cap[None, :]).max(axis=1) if c else np.zeros(0)
+    bn[done] = 0.0
+    e = inst.starts_after
+    if level is None:
+        level = node_levels(c, e[:, 0].astype(np.int64), e[:, 1].astype(np.int64))
+    cp = bn.copy()
+    if e.size:
+        lev_parent = level[e[:, 0]]
+        for lv in range(1, int(level.max()) + 1):  # children (lower levels) are final first
+            sel = lev_parent == lv
+            best = np.zeros(c)
+            np.maximum.at(best, e[sel, 0], cp[e[sel, 1]])
+            nodes = level == lv
+            cp[nodes] = bn[nodes] + best[nodes]
+    out[:, 2] = bn / (bn.max() if c and bn.max() > 0 else 1.0)
+    out[:, 3] = cp / (cp.max() if c and cp.max() > 0 else 1.0)
+    return out
+
+
+def job_batches(instance: Instance, *, state: DagState | None = None,
+                feature_set: str = "v1", gdm: np.ndarray | None = None) -> list[DagBatch]:
     """One :class:`DagBatch` per job of ``instance``, in job order.
 
     ``state`` (a :class:`DagState`, or the stepper's state with ``coflow_done`` /
     ``coflow_ready``) gives the dynamic features (remaining volume, status flags, unfinished
     children); ``None`` is :meth:`DagState.initial` (nothing sent; each job as at its
-    arrival).
+    arrival).  ``feature_set``: ``"v1"`` or ``"v2"`` (with :func:`heuristic_features`;
+    ``gdm``: its :func:`gdm_positions`, computed here when ``None``).
     """
     inst = instance
+    n_features(feature_set)
     x_all = coflow_features(inst, state)
     e = inst.starts_after
     level = node_levels(inst.n_coflows, e[:, 0].astype(np.int64), e[:, 1].astype(np.int64))
+    if feature_set == "v2":
+        x_all = np.concatenate([x_all, heuristic_features(inst, state, level, gdm)], axis=1)
     order = np.argsort(inst.coflow_job, kind="stable")
     ptr = np.zeros(inst.n_jobs + 1, dtype=np.int64)
     np.cumsum(np.bincount(inst.coflow_job, minlength=inst.n_jobs), out=ptr[1:])
@@ -277,3 +376,23 @@ def job_batches(instance: Instance, *, state: DagState | None = None) -> list[Da
         ej = e[eo[eptr[jb]:eptr[jb + 1]]]
         out.append(_batch(x_all[cof], local[ej[:, 0]], local[ej[:, 1]], level[cof], cof, jb))
     return out
+
+
+def instance_batch(instance: Instance, *, state: DagState | None = None,
+                   feature_set: str = "v1", gdm: np.ndarray | None = None) -> DagBatch:
+    """All coflows of ``instance`` as one :class:`DagBatch` (the disjoint union of its job
+    DAGs; ``coflows`` = every position, ``job = -1``), features as :func:`job_batches`
+    (``gdm`` likewise).
+
+    Message passing never crosses a job (no edge does), so a network whose priority is a
+    per-node output (``head="attr"``) gives on it exactly what it gives job by job, in one
+    pass instead of one per job."""
+    inst = instance
+    n_features(feature_set)
+    x = coflow_features(inst, state)
+    e = inst.starts_after
+    parent, child = e[:, 0].astype(np.int64), e[:, 1].astype(np.int64)
+    level = node_levels(inst.n_coflows, parent, child)
+    if feature_set == "v2":
+        x = np.concatenate([x, heuristic_features(inst, state, level, gdm)], axis=1)
+    return _batch(x, parent, child, level, np.arange(inst.n_coflows, dtype=np.int64), -1)

@@ -19,6 +19,11 @@ exactly).  The paper's symbols; [R: Decima] marks what we took from the public c
    zero-padded to ``V_max``, followed by ``y``: ``P = h_pi([attr_o(1) .. attr_o(V), 0 .. 0,
    y])``, ``(V_max,)``; node ``o(k)`` gets priority ``P_k``.  Higher = served first.
 
+Head [C] (issue 30): ``head="policy"`` is the above; ``head="attr"`` takes the attribute itself
+as the priority (``P_i = attr_i``; no ``h_job``, no ``h_pi``, needs ``summary=False``), so that
+with the instance-normalised feature set ``"v2"`` (:mod:`.features`) the priorities of different
+jobs are on one scale and one Plackett-Luce law orders the ready coflows of every job.
+
 Every MLP is ``z -> z W_0 + b_0 -> leaky -> ... -> z W_L + b_L`` (leaky-ReLU slope
 ``leaky`` [R: Decima], linear output).  Hidden sizes ``hidden_gnn = (16, 8)`` for ``h_prep,
 f, g, h_attr, h_job``, output ``out_gnn = 8`` [R: Decima]; ablations [R] (the paper's Sec. 4):
@@ -38,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from coflowopt.schedulers.learned.features import N_FEATURES, DagBatch
+from coflowopt.schedulers.learned.features import N_FEATURES, DagBatch, n_features
 
 __all__ = ["DeepWeaveConfig", "forward", "forward_details", "init_params", "mlp_dims",
            "param_shapes"]
@@ -52,7 +57,10 @@ class DeepWeaveConfig:
     h_attr, h_job``; ``out_gnn``: width of ``x'``, ``e`` and ``y``; ``hidden_policy``: hidden
     widths of the policy network; ``v_max``: the largest DAG (number of coflows of one job)
     the policy network takes; ``summary``: use the job summary ``y``; ``passes``: message
-    passing levels; ``leaky``: leaky-ReLU slope.
+    passing levels; ``leaky``: leaky-ReLU slope; ``feature_set``: ``"v1"`` or ``"v2"``
+    (:data:`~coflowopt.schedulers.learned.features.FEATURE_SETS`; with ``"v2"``
+    ``n_features`` must be its 14 columns);
+    ``head``: ``"policy"`` or ``"attr"`` (module docstring).
     """
 
     n_features: int = N_FEATURES
@@ -63,6 +71,17 @@ class DeepWeaveConfig:
     summary: bool = True
     passes: int = 8
     leaky: float = 0.01
+    feature_set: str = "v1"
+    head: str = "policy"
+
+    @classmethod
+    def heuristic(cls, **kw: Any) -> DeepWeaveConfig:
+        """The issue-30 network: feature set ``"v2"``, ``head="attr"``, no summary."""
+        # v_max only bounds the policy head's input; the attribute head takes any DAG size
+        d: dict[str, Any] = {"feature_set": "v2", "n_features": n_features("v2"),
+                             "head": "attr", "summary": False, "v_max": 4096}
+        d.update(kw)
+        return cls(**d)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hidden_gnn", tuple(int(h) for h in self.hidden_gnn))
@@ -79,6 +98,20 @@ class DeepWeaveConfig:
             raise ValueError(f"DeepWeaveConfig.summary: must be a bool, got {self.summary!r}")
         if not (isinstance(self.leaky, (int, float)) and 0 <= self.leaky < 1):
             raise ValueError(f"DeepWeaveConfig.leaky: must be in [0, 1), got {self.leaky!r}")
+        try:
+            nf = n_features(self.feature_set)
+        except ValueError as exc:
+            raise ValueError(f"DeepWeaveConfig.{exc}") from None
+        # v1 networks may be hand-built on any columns (tests, E5); v2 reads exactly its own
+        if self.feature_set != "v1" and self.n_features != nf:
+            raise ValueError(f"DeepWeaveConfig.n_features: feature set {self.feature_set!r} has "
+                             f"{nf} columns, got n_features = {self.n_features}")
+        if self.head not in ("policy", "attr"):
+            raise ValueError(f"DeepWeaveConfig.head: must be 'policy' or 'attr', got "
+                             f"{self.head!r}")
+        if self.head == "attr" and self.summary:
+            raise ValueError("DeepWeaveConfig.summary: head='attr' has no job summary; set "
+                             "summary=False")
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -105,6 +138,8 @@ def mlp_dims(config: DeepWeaveConfig) -> dict[str, list[int]]:
         "g": [c.out_gnn, *c.hidden_gnn, c.out_gnn],
         "attr": [c.out_gnn + c.n_features, *c.hidden_gnn, 1],
     }
+    if c.head == "attr":
+        return dims
     if c.summary:
         dims["job"] = [c.n_features + 1, *c.hidden_gnn, c.out_gnn]
     dims["policy"] = [c.v_max + (c.out_gnn if c.summary else 0), *c.hidden_policy, c.v_max]
@@ -178,6 +213,9 @@ def forward_details(params: Mapping[str, np.ndarray], config: DeepWeaveConfig,
         e[nodes] = _mlp(params, "g", agg, depth["g"], lk) + lifted[nodes]
     attr = _mlp(params, "attr", np.concatenate([e, x], axis=1), depth["attr"], lk)[:, 0]
     order = np.argsort(-attr, kind="stable")
+    if c.head == "attr":
+        return {"x": x, "lifted": lifted, "e": e, "attr": attr, "order": order,
+                "y": np.zeros(c.out_gnn), "priorities": attr.copy()}
     sorted_attr = np.zeros(c.v_max)
     sorted_attr[:v] = attr[order]
     if c.summary:

@@ -135,6 +135,10 @@ class DeepWeaveNet(nn.Module):
             e = e.index_copy(0, nodes, self.nets["g"](agg) + lifted[nodes])
         attr = self.nets["attr"](torch.cat([e, x], dim=1))[:, 0]
         order = torch.argsort(-attr, stable=True)
+        if c.head == "attr":
+            return {"x": x, "lifted": lifted, "e": e, "attr": attr, "order": order,
+                    "y": torch.zeros(c.out_gnn, dtype=self.dtype, device=dev),
+                    "priorities": attr}
         sorted_attr = torch.cat([attr[order],
                                  torch.zeros(c.v_max - v, dtype=self.dtype, device=dev)])
         if c.summary:
