@@ -457,8 +457,10 @@ _TABLE: list[SchedulerInfo] = [
                   factor_source="C",
                   supports=f"{S}.lp_flow_order:supports_lp_flow_order"),
     # -- learned (coflowopt.schedulers.learned) --
+    # offline as shipped: its features (G-DM-BF's job order, instance-wide scaling) read jobs not
+    # yet released
     SchedulerInfo("deepweave", "coflowopt.schedulers.learned.deepweave:run_deepweave",
-                  "coflowopt.schedulers.learned.deepweave:DeepWeaveParams", "online", True,
+                  "coflowopt.schedulers.learned.deepweave:DeepWeaveParams", "offline", True,
                   "learned", "DeepWeave: GNN priorities over the job DAGs, greedy order or "
                   "Policy Converter; shipped checkpoint: imitation of G-DM-BF / Sincronia and a "
                   "short fine-tuning, re-ranking at every epoch, reading the whole instance "
