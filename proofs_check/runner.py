@@ -21,7 +21,7 @@ from .registry import SCALED, SIZE_M, SIZE_MU, Check, CheckReport, Trial, all_ch
 __all__ = ["NO_CONSTANT", "format_failures", "format_sizes", "format_table", "instance_of",
            "load", "run_checks", "run_trial"]
 
-NO_CONSTANT = "no constant (O(.) only)"
+NO_CONSTANT = "no proven constant (an O(.) result, a contested claim or none)"
 
 def load() -> None:
     """Import the check modules (the schedulers come from the registry's table); a second call
