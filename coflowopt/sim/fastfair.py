@@ -243,8 +243,15 @@ def _next_due(n_act, due, bmin, bdirty, blist, n_bl, smin, sdirty, slist, dues, 
 
 
 @njit(cache=True, inline="always")
+def _blocks(n):
+    """A level of ``n`` blocks: their smallest due times, dirty flags and dirty list."""
+    return np.full(n, np.inf), np.zeros(n, dtype=np.uint8), np.empty(n, dtype=np.int64)
+
+
+@njit(cache=True, inline="always")
 def _mark(mark, mlist, n, p):
-    """Mark pair ``p`` for step 4 (once: the byte map), listing it; returns the count."""
+    """Mark ``p`` (a pair for step 4, a block of due times) once, listing it; returns the
+    count."""
     if mark[p] == 0:
         mark[p] = 1
         mlist[n] = p
@@ -253,9 +260,23 @@ def _mark(mark, mlist, n, p):
 
 
 @njit(cache=True)
-def _in_pair_order(mark, mark8, mlist, n):
-    """Put the ``n`` marked pairs of ``mlist`` in pair order: sorted when they are few, else
-    read off the byte map eight at a time (a sort of many costs more than the scan)."""
+def _changed_pairs(both, n_busy, busy, plev, oldlev, deg, adj, n_act, act, mark, mark8, mlist,
+                   n):
+    """Step 4's pairs, added to the ``n`` marked, in pair order in ``mlist``; returns their
+    number.  ``both``: this filling and the last froze at nondecreasing levels, so the pairs
+    of ports whose level changed; else every active pair (an idle one has rate 0 and due time
+    inf already, so visiting it changes nothing; one that went idle at this event is marked).
+    Sorted when they are few, else read off the byte map eight at a time (a sort of many
+    costs more than the scan)."""
+    for j in range(n_busy):
+        u = busy[j]
+        if both and plev[u] != oldlev[u]:
+            for i in range(deg[u]):
+                n = _mark(mark, mlist, n, adj[u, i])
+        oldlev[u] = plev[u]
+    if not both:
+        for j in range(n_act):
+            n = _mark(mark, mlist, n, act[j])
     if 32 * n < mark.size:
         mlist[:n].sort()
         return n
@@ -337,15 +358,11 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     # (ingress | egress << 16, egress d as m + d), or twice the idle port 2 m, whose level is
     # 0.0, so that an idle pair's rate stays 0 without an activity test
     due = np.full(P, np.inf)
+    # blocks of 64 pairs: smallest due time, whether it changed, the list of those that did;
+    # superblocks of 64 blocks, the same way
     nb = (P + 63) >> 6
-    bmin = np.full(nb, np.inf)
-    bdirty = np.zeros(nb, dtype=np.uint8)
-    blist = np.empty(nb, dtype=np.int64)  # the blocks whose due times changed this event
-    n_bl = 0
-    nsb = (nb + 63) >> 6  # superblocks of 64 blocks, the same way
-    smin = np.full(nsb, np.inf)
-    sdirty = np.zeros(nsb, dtype=np.uint8)
-    slist = np.empty(nsb, dtype=np.int64)
+    bmin, bdirty, blist = _blocks(nb)
+    smin, sdirty, slist = _blocks((nb + 63) >> 6)
     idle = np.int32(2 * m | (2 * m) << 16)
     pport = np.full(P, idle, dtype=np.int32)
     # the pairs step 4 looks at, one byte each, read eight at a time: marked in any order,
@@ -356,7 +373,6 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     # and listed as marked, so that a few marked pairs among many are sorted, not scanned for
     # (the byte map is read only when they are many: at ten times FB2010, 2.25 M pairs)
     mlist = np.empty(P, dtype=np.int64)
-    n_mark = 0
     hsize = np.zeros(P, dtype=np.int64)  # the pair's heap of targets: pstart[p] .. + hsize
     htarget = np.empty(F)
     hflow = np.empty(F, dtype=np.int64)
@@ -402,8 +418,8 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     t = t0
     n_done = 0
     n_events = 0
-    n_visits = 0  # counters (run meta): pairs visited in step 4, pair slots in the fillings
-    n_fillv = 0
+    # counters (run meta): pairs visited in step 4, pair slots in the fillings; lists' lengths
+    n_visits = n_fillv = n_mark = n_bl = 0
     while n_done < C:
         # 1. progress, and the waiting thread's stop flag, once an event
         if progress_or_stop(kctl, t, t0, n_done, n_events):
@@ -467,19 +483,8 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
         # 4. the pairs whose rate changed record it (written out: as a step, 31 s against 4.3).
         # When this filling and the last froze at nondecreasing levels, only pairs whose ports'
         # levels or flows changed can have a new rate (FB2010: 4,400 pairs against 21,608)
-        both = mono and mono_before and not every
-        for j in range(n_busy):
-            u = busy[j]
-            if both and plev[u] != oldlev[u]:
-                for i in range(deg[u]):
-                    n_mark = _mark(mark, mlist, n_mark, adj[u, i])
-            oldlev[u] = plev[u]
-        if not both:
-            # every active pair (an idle one has rate 0 and due time inf already: visiting it
-            # changes nothing; a pair that went idle at this event is marked)
-            for j in range(n_act):
-                n_mark = _mark(mark, mlist, n_mark, act[j])
-        n_mark = _in_pair_order(mark, mark8, mlist, n_mark)
+        n_mark = _changed_pairs(mono and mono_before and not every, n_busy, busy, plev, oldlev,
+                                deg, adj, n_act, act, mark, mark8, mlist, n_mark)
         for j in range(n_mark):
             p = mlist[j]
             mark[p] = 0
@@ -505,11 +510,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 if pr[p, _RATE] > 0.0:
                     d = pr[p, _TS] + (max(pr[p, _TMIN] - pr[p, _S], 0.0) / pr[p, _RATE])
                 due[p] = d
-                bk = p >> 6
-                if bdirty[bk] == 0:
-                    bdirty[bk] = 1
-                    blist[n_bl] = bk
-                    n_bl += 1
+                n_bl = _mark(bdirty, blist, n_bl, p >> 6)
         n_visits += n_mark
         n_mark = 0
         mono_before = mono
