@@ -229,8 +229,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep-traces", action="store_true",
                     help="keep each size's generated traces (they are deleted after the size)")
     ap.add_argument("--no-warmup", action="store_true")
+    ap.add_argument("--table", nargs="+", metavar="ROWS.jsonl",
+                    help="only print the table of these rows files (runs nothing)")
     args = ap.parse_args(argv)
     sizes = [float(s) for s in args.sizes.split(",") if s.strip()]
+    if args.table:
+        rows = [json.loads(line) for f in args.table for line in Path(f).read_text().splitlines()
+                if line.strip()]
+        sizes = sorted({r["size"] for r in rows})
+        print(table(rows, sizes))
+        return 0
     names = expand(args.schedulers)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
