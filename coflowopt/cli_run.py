@@ -34,6 +34,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--csv", help="write per-coflow results (scheduler, coflow, release, "
                    "completion, cct, slowdown)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--counters", action="store_true",
+                   help="also print each run's kernel counters (events, recomputations, "
+                   "cascade visits, rate changes) as one JSON line, 'counters NAME {...}'")
     p.add_argument("--semantics", choices=("fluid", "coflowsim"), default="fluid",
                    help="fluid: the exact fluid simulator (default); coflowsim: CoflowSim's "
                    "semantics (8 ms quanta, 10,240 ms admission epochs, rounded flows), with "
@@ -259,6 +262,10 @@ def _report(res: Any, rows: list, out: list[list[Any]] | None, args: argparse.Na
 
     valid, inst = res.valid, res.instance
     rows.append((res.scheduler, metrics.summary(valid), res.cpu_seconds))
+    if getattr(args, "counters", False):  # what explains a run's cost (benchmarks/bench_scale)
+        import json
+
+        print(f"counters {res.scheduler} {json.dumps(res.counters, sort_keys=True)}")
     if out is not None:
         cct = metrics.cct(valid)
         sl = metrics.slowdown(valid)

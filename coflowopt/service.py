@@ -22,7 +22,8 @@ from coflowopt.validate import Tolerance, ValidSchedule
 
 __all__ = ["RunResult", "run"]
 
-_COUNTERS = ("events", "recomputations", "cascade_visits", "rate_changes", "engine")
+_COUNTERS = ("events", "recomputations", "cascade_visits", "rate_changes", "engine",
+             "pair_visits", "fill_visits", "recompute_flows")
 
 
 @dataclass(frozen=True)

@@ -672,6 +672,7 @@ class FastRun(NamedTuple):
     events: int              #: events processed
     recomputations: int      #: full recomputations (order, MADD, greedy)
     visits: int              #: cascade visits
+    listed: int              #: flows listed by the full recomputations (their passes' work)
 
 
 @njit(cache=True, nogil=True)
@@ -753,8 +754,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     t = t0
     n_done = 0
     n_events = 0
-    n_full = 0
-    n_visits = 0
+    n_full = n_visits = n_listed = 0  # counters: recomputations, cascade visits, flows listed
     full = False
     ports = Ports(lcap, cnt_in, cnt_out, cur_in, cur_out, plist_in, plist_out, res_in, res_out,
                   dcap_in, dcap_out, pm_in, pm_out, tp_in, tp_out)
@@ -763,7 +763,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         # 1. progress, and the waiting thread's stop flag, once an event
         if progress_or_stop(kctl, t, t0, n_done, n_events):
             return FastRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns),
-                           STOPPED, n_events, n_full, n_visits)
+                           STOPPED, n_events, n_full, n_visits, n_listed)
         # 2. admissions at t
         while True:
             c, na = admit_next(ak, av, na, t)
@@ -793,6 +793,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             cl, n_list = _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt,
                                       prv, head, pmark, phead, plast, n_full, lcap, plist_in,
                                       plist_out, cnt_in, cnt_out)
+            n_listed += n_list
             _madd(madd, cl, n_list, glist, src, dst, rem, r, load_in, load_out, capg_in,
                   capg_out, cap_in, cap_out)
             _greedy(n_list, glist, head, src, dst, qp, qx, res_in, res_out, capg_in, capg_out,
@@ -886,7 +887,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         tn = min(heap_top(qkey, nq), heap_top(ak, na), heap_top(tkey, nt))
         if tn == np.inf:
             return FastRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns),
-                           STALLED, n_events, n_full, n_visits)
+                           STALLED, n_events, n_full, n_visits, n_listed)
         bps, kk, t, tol = next_breakpoint(bps, kk, t, tn)
         # 5. flow and coflow completions (written out, as the cascade walk)
         while nq > 0 and qkey[0] <= t + tol:
@@ -924,7 +925,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 n_re = _retime_all(t, active, csent, crate, ctl, flagged, retime, n_re)
     ns = _close_open(kk, x, opened, lean, vs, buf_i, buf_d, chunks_i, chunks_d, ns, bps)
     return FastRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns), DONE,
-                   n_events, n_full, n_visits)
+                   n_events, n_full, n_visits, n_listed)
 
 
 def fast_simulate(instance: Instance, policy: EnginePolicy, *, refill: bool = True,
@@ -983,7 +984,8 @@ def fast_simulate(instance: Instance, policy: EnginePolicy, *, refill: bool = Tr
 
         raise SimulationError("the fast engine stalled: active coflows but no pending event")
     meta = {"events": int(run.events), "recomputations": int(run.recomputations),
-            "refill": bool(refill), "cascade_visits": int(run.visits), "engine": "fast"}
+            "refill": bool(refill), "cascade_visits": int(run.visits), "engine": "fast",
+            "recompute_flows": int(run.listed)}
     store = run.store
     if check is not None:
         stream.finish(run.breakpoints, store.n, buffer=(store.buf_i, store.buf_d))

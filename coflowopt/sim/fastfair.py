@@ -22,10 +22,13 @@ is the lower of its ports' levels when the filling froze ports at nondecreasing 
 does in exact arithmetic), so when this filling and the last did, only the pairs of ports
 whose level changed and the pairs whose flows changed can have a new rate (FB2010: 32 of 257
 busy ports an event, 4,400 pair visits in place of 21,608); after a filling that rounding
-made decrease, every pair is.  They are visited in pair order (marked in a byte map), which
-keeps the pairs' rows and the validator's groups read in memory order.  The next completion
-is the smallest due time, from the smallest of each block of 64 pairs (renewed only in the
-blocks where a due time changed), then the pairs due within rounding of it.
+made decrease, every active pair is.  They are visited in pair order (marked in a byte map
+and a list, sorted when few, read off the map when many), which keeps the pairs' rows and the
+validator's groups read in memory order; no step reads every pair at every event (the pairs
+are about m^2: 2.25 M at ten times FB2010).  The next completion is the smallest due time,
+from the smallest of each block of 64 pairs (renewed only in the blocks where a due time
+changed, and the smallest of each 64 blocks likewise), then the pairs due within rounding of
+it.
 Rate changes are recorded once per pair and the per-flow segments cut from them at the end (a
 flow's segments are its pair's, clipped to its admission and completion); or, with ``check``,
 they go to the streaming validator as *rate groups* (one group per pair: a flow joins its
@@ -137,7 +140,7 @@ def _fill(n_busy, busy, cap, kport, R, K, plev, pord, live, deg, adjw, adjc, pke
     """Max-min fair levels by water filling over the busy ports: a pair's level is that of the
     first of its two ports to freeze (a port freezes all its pairs not yet frozen), so the
     filling records each port's level and freeze number and writes nothing per pair.  Returns
-    whether the ports froze at nondecreasing levels."""
+    whether the ports froze at nondecreasing levels, and the pair slots it read."""
     m2 = deg.size
     nh = 0
     for j in range(n_busy):
@@ -149,6 +152,7 @@ def _fill(n_busy, busy, cap, kport, R, K, plev, pord, live, deg, adjw, adjc, pke
         live[u] = 1.0
         nh = indexed_set(pkey, pheap, pwhere, nh, u, R[u] / K[u])
     n_frozen = 0
+    n_read = 0
     top = -np.inf
     mono = True
     while nh > 0:
@@ -172,6 +176,7 @@ def _fill(n_busy, busy, cap, kport, R, K, plev, pord, live, deg, adjw, adjc, pke
             mono = False
         top = max(top, lev)
         n_frozen += 1
+        n_read += deg[u]
         # the pairs whose other port w is still in the heap freeze here; a pair whose w froze
         # first is subtracted times 0 (exactly nothing, lev being finite) in place of a branch
         # taken about half the time (FB2010: 619 M visits; the filling measured 2.6-2.9 s
@@ -181,33 +186,51 @@ def _fill(n_busy, busy, cap, kport, R, K, plev, pord, live, deg, adjw, adjc, pke
             c = adjc[u, j] * live[w]
             K[w] -= c
             R[w] -= lev * c
-    return mono
+    return mono, n_read
 
 
 @njit(cache=True)
-def _next_due(n_act, due, bmin, bdirty, dues, apos):
+def _next_due(n_act, due, bmin, bdirty, blist, n_bl, smin, sdirty, slist, dues, apos):
     """The next completion: the smallest due time (each block of 64 pairs keeps its smallest,
-    renewed when one of its due times changed), then the pairs within 1e-12 relative of it
-    (kept in ``dues`` so that step 6 need not scan again), in pair order when most pairs are
-    active and in active-list order else, as a scan in that order finds them (one pass over all
-    pairs keeping candidates as they came took 2.0 s of an 11 s run on FB2010; two passes over
-    all pairs 0.9-1.3 s).  Returns ``(tq, n_due)``."""
+    renewed when one of its due times changed, listed in ``blist[:n_bl]``; each superblock of
+    64 blocks keeps the smallest of theirs, renewed when one of its blocks was), then the pairs
+    within 1e-12 relative of it (kept in ``dues`` so that step 6 need not scan again), in pair
+    order when most pairs are active and in active-list order else, as a scan in that order
+    finds them (one pass over all pairs keeping candidates as they came took 2.0 s of an 11 s
+    run on FB2010; two passes over all pairs 0.9-1.3 s).  The work is the changed blocks and
+    superblocks, and one pass over the superblocks (P / 4096): a pass over every block (P / 64)
+    and every pair's mark byte at each event grew as the square of the ports, the pairs being
+    about m^2 (issue 28: 2.25 M pairs at ten times FB2010).  Returns ``(tq, n_due)``."""
     P = due.size
     nb = bmin.size
-    for bk in range(nb):
-        if bdirty[bk]:
-            bdirty[bk] = 0
-            bmin[bk] = _smallest(due, bk << 6, min((bk + 1) << 6, P))
-    tq = _smallest(bmin, 0, nb)
+    nsb = smin.size
+    n_sl = 0
+    for j in range(n_bl):
+        bk = blist[j]
+        bdirty[bk] = 0
+        bmin[bk] = _smallest(due, bk << 6, min((bk + 1) << 6, P))
+        sb = bk >> 6
+        if sdirty[sb] == 0:
+            sdirty[sb] = 1
+            slist[n_sl] = sb
+            n_sl += 1
+    for j in range(n_sl):
+        sb = slist[j]
+        sdirty[sb] = 0
+        smin[sb] = _smallest(bmin, sb << 6, min((sb + 1) << 6, nb))
+    tq = _smallest(smin, 0, nsb)
     n_due = 0
     if tq < np.inf:
         lim = tq + 1e-12 * max(1.0, abs(tq))
-        for bk in range(nb):
-            if bmin[bk] <= lim:
-                for p in range(bk << 6, min((bk + 1) << 6, P)):
-                    if due[p] <= lim:
-                        dues[n_due] = p
-                        n_due += 1
+        for sb in range(nsb):
+            if smin[sb] > lim:
+                continue
+            for bk in range(sb << 6, min((sb + 1) << 6, nb)):
+                if bmin[bk] <= lim:
+                    for p in range(bk << 6, min((bk + 1) << 6, P)):
+                        if due[p] <= lim:
+                            dues[n_due] = p
+                            n_due += 1
         if 3 * n_act < P:  # active-list order (few: insertion sort)
             for j in range(1, n_due):
                 p = dues[j]
@@ -219,6 +242,55 @@ def _next_due(n_act, due, bmin, bdirty, dues, apos):
     return tq, n_due
 
 
+@njit(cache=True, inline="always")
+def _blocks(n):
+    """A level of ``n`` blocks: their smallest due times, dirty flags and dirty list."""
+    return np.full(n, np.inf), np.zeros(n, dtype=np.uint8), np.empty(n, dtype=np.int64)
+
+
+@njit(cache=True, inline="always")
+def _mark(mark, mlist, n, p):
+    """Mark ``p`` (a pair for step 4, a block of due times) once, listing it; returns the
+    count."""
+    if mark[p] == 0:
+        mark[p] = 1
+        mlist[n] = p
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def _changed_pairs(both, n_busy, busy, plev, oldlev, deg, adj, n_act, act, mark, mark8, mlist,
+                   n):
+    """Step 4's pairs, added to the ``n`` marked, in pair order in ``mlist``; returns their
+    number.  ``both``: this filling and the last froze at nondecreasing levels, so the pairs
+    of ports whose level changed; else every active pair (an idle one has rate 0 and due time
+    inf already, so visiting it changes nothing; one that went idle at this event is marked).
+    Sorted when they are few, else read off the byte map eight at a time (a sort of many
+    costs more than the scan)."""
+    for j in range(n_busy):
+        u = busy[j]
+        if both and plev[u] != oldlev[u]:
+            for i in range(deg[u]):
+                n = _mark(mark, mlist, n, adj[u, i])
+        oldlev[u] = plev[u]
+    if not both:
+        for j in range(n_act):
+            n = _mark(mark, mlist, n, act[j])
+    if 32 * n < mark.size:
+        mlist[:n].sort()
+        return n
+    k = 0
+    for b in range(mark8.size):
+        if mark8[b] == 0:
+            continue
+        for p in range(8 * b, 8 * b + 8):
+            if mark[p]:
+                mlist[k] = p
+                k += 1
+    return k
+
+
 class FairRun(NamedTuple):
     """What :func:`_run_fair` returns."""
 
@@ -228,6 +300,8 @@ class FairRun(NamedTuple):
     done_at: np.ndarray      #: per flow: the breakpoint of its completion (-1: none)
     status: int              #: :data:`~coflowopt.sim.events.DONE`, ``STALLED`` or ``STOPPED``
     events: int              #: events processed
+    pair_visits: int         #: pairs looked at in step 4 (the work besides the filling)
+    fill_visits: int         #: pair slots read by the water fillings
 
 
 @njit(cache=True, inline="always")
@@ -284,9 +358,11 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     # (ingress | egress << 16, egress d as m + d), or twice the idle port 2 m, whose level is
     # 0.0, so that an idle pair's rate stays 0 without an activity test
     due = np.full(P, np.inf)
+    # blocks of 64 pairs: smallest due time, whether it changed, the list of those that did;
+    # superblocks of 64 blocks, the same way
     nb = (P + 63) >> 6
-    bmin = np.full(nb, np.inf)
-    bdirty = np.zeros(nb, dtype=np.uint8)
+    bmin, bdirty, blist = _blocks(nb)
+    smin, sdirty, slist = _blocks((nb + 63) >> 6)
     idle = np.int32(2 * m | (2 * m) << 16)
     pport = np.full(P, idle, dtype=np.int32)
     # the pairs step 4 looks at, one byte each, read eight at a time: marked in any order,
@@ -294,6 +370,9 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     # groups were read out of order: 1.8 s slower on FB2010)
     mark = np.zeros(-(-P // 8) * 8, dtype=np.uint8)
     mark8 = mark.view(np.uint64)
+    # and listed as marked, so that a few marked pairs among many are sorted, not scanned for
+    # (the byte map is read only when they are many: at ten times FB2010, 2.25 M pairs)
+    mlist = np.empty(P, dtype=np.int64)
     hsize = np.zeros(P, dtype=np.int64)  # the pair's heap of targets: pstart[p] .. + hsize
     htarget = np.empty(F)
     hflow = np.empty(F, dtype=np.int64)
@@ -339,11 +418,13 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
     t = t0
     n_done = 0
     n_events = 0
+    # counters (run meta): pairs visited in step 4, pair slots in the fillings; lists' lengths
+    n_visits = n_fillv = n_mark = n_bl = 0
     while n_done < C:
         # 1. progress, and the waiting thread's stop flag, once an event
         if progress_or_stop(kctl, t, t0, n_done, n_events):
             return FairRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns), join,
-                           done_at, STOPPED, n_events)
+                           done_at, STOPPED, n_events, n_visits, n_fillv)
         n_events += 1
         # 2. admissions at t (written out, as the completions below: see the note above)
         while True:
@@ -389,65 +470,58 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                                      pr[p, _S] + volume[f], f)
                 pr[p, _TMIN] = htarget[pstart[p]]
                 due[p] = np.nan
-                mark[p] = 1
+                n_mark = _mark(mark, mlist, n_mark, p)
             if left[c] == 0:
                 n_done += 1
                 na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
         if n_done == C:
             break
         # 3. max-min fair rates by water filling over the ports
-        mono = _fill(n_busy, busy, cap, kport, R, K, plev, pord, live, deg, adjw, adjc, pkey,
-                     pheap, pwhere)
+        mono, nv = _fill(n_busy, busy, cap, kport, R, K, plev, pord, live, deg, adjw, adjc,
+                         pkey, pheap, pwhere)
+        n_fillv += nv
         # 4. the pairs whose rate changed record it (written out: as a step, 31 s against 4.3).
         # When this filling and the last froze at nondecreasing levels, only pairs whose ports'
         # levels or flows changed can have a new rate (FB2010: 4,400 pairs against 21,608)
-        both = mono and mono_before and not every
-        for j in range(n_busy):
-            u = busy[j]
-            if both and plev[u] != oldlev[u]:
-                for i in range(deg[u]):
-                    mark[adj[u, i]] = 1
-            oldlev[u] = plev[u]
-        if not both:
-            mark[:P] = 1
-        for b in range(mark8.size):
-            if mark8[b] == 0:
-                continue
-            for p in range(8 * b, 8 * b + 8):
-                if mark[p] == 0:
-                    continue
-                mark[p] = 0
-                u, w = pport[p] & 0xFFFF, pport[p] >> 16
-                nr = plev[u] if pord[u] < pord[w] else plev[w]
-                if nr != pr[p, _RATE]:
-                    pr[p, _S] += pr[p, _RATE] * (t - pr[p, _TS])
-                    pr[p, _TS] = t
-                    # written out, not events.record_group_rate: two inlined levels down, the
-                    # buffers are copied at each of 111 M changes (FB2010: 6.2 s against 4.5 s)
-                    if lean:  # one change for the pair's flows (a rate group of the validator)
-                        ns = group_push(buf_i, buf_d, ns, p, kk, nr)
-                        if ns == CHUNK:
-                            ns = group_consume(vs, vg, buf_i, buf_d, ns, bps)
-                    else:  # (opened is the stored form's alone: one line less per change)
-                        ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk,
-                                         pr[p, _RATE])
-                        opened[p] = kk
-                    pr[p, _RATE] = nr
-                    due[p] = np.nan
-                if due[p] != due[p]:
-                    d = np.inf
-                    if pr[p, _RATE] > 0.0:
-                        d = pr[p, _TS] + (max(pr[p, _TMIN] - pr[p, _S], 0.0)
-                                                / pr[p, _RATE])
-                    due[p] = d
-                    bdirty[p >> 6] = 1
+        n_mark = _changed_pairs(mono and mono_before and not every, n_busy, busy, plev, oldlev,
+                                deg, adj, n_act, act, mark, mark8, mlist, n_mark)
+        for j in range(n_mark):
+            p = mlist[j]
+            mark[p] = 0
+            u, w = pport[p] & 0xFFFF, pport[p] >> 16
+            nr = plev[u] if pord[u] < pord[w] else plev[w]
+            if nr != pr[p, _RATE]:
+                pr[p, _S] += pr[p, _RATE] * (t - pr[p, _TS])
+                pr[p, _TS] = t
+                # written out, not events.record_group_rate: two inlined levels down, the
+                # buffers are copied at each of 111 M changes (FB2010: 6.2 s against 4.5 s)
+                if lean:  # one change for the pair's flows (a rate group of the validator)
+                    ns = group_push(buf_i, buf_d, ns, p, kk, nr)
+                    if ns == CHUNK:
+                        ns = group_consume(vs, vg, buf_i, buf_d, ns, bps)
+                else:  # (opened is the stored form's alone: one line less per change)
+                    ns = put_segment(buf_i, buf_d, chunks_i, chunks_d, ns, p, opened[p], kk,
+                                     pr[p, _RATE])
+                    opened[p] = kk
+                pr[p, _RATE] = nr
+                due[p] = np.nan
+            if due[p] != due[p]:
+                d = np.inf
+                if pr[p, _RATE] > 0.0:
+                    d = pr[p, _TS] + (max(pr[p, _TMIN] - pr[p, _S], 0.0) / pr[p, _RATE])
+                due[p] = d
+                n_bl = _mark(bdirty, blist, n_bl, p >> 6)
+        n_visits += n_mark
+        n_mark = 0
         mono_before = mono
         # 5. the next event: the next completion or admission
-        tq, n_due = _next_due(n_act, due, bmin, bdirty, dues, apos)
+        tq, n_due = _next_due(n_act, due, bmin, bdirty, blist, n_bl, smin, sdirty, slist, dues,
+                              apos)
+        n_bl = 0
         tn = min(tq, heap_top(ak, na))
         if tn == np.inf:
             return FairRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns), join,
-                           done_at, STALLED, n_events)
+                           done_at, STALLED, n_events, n_visits, n_fillv)
         bps, kk, t, tol = next_breakpoint(bps, kk, t, tn)
         # 6. flow completions: pairs whose first target is reached (a superset of them was
         # kept in step 5: every due time within tol of t is within slack of the smallest)
@@ -507,11 +581,11 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                     na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
             pr[p, _TMIN] = htarget[a] if hsize[p] > 0 else np.inf
             due[p] = np.nan
-            mark[p] = 1
+            n_mark = _mark(mark, mlist, n_mark, p)
     ns = _close_pairs(kk, cnt, pr, pstart, hsize, hflow, opened, lean, vs, vg, buf_i, buf_d,
                       chunks_i, chunks_d, ns, bps)
     return FairRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns), join,
-                   done_at, DONE, n_events)
+                   done_at, DONE, n_events, n_visits, n_fillv)
 
 
 @njit(cache=True, inline="always")
@@ -573,8 +647,10 @@ def fast_fair(instance: Instance, *, check: Tolerance | None = None,
     per-flow max-min fair sharing.  ``check``: stream the rate changes to the validator
     instead of storing them; ``progress``, ``notify``, ``control`` and Ctrl-C as for
     :func:`coflowopt.sim.fast.fast_simulate` (progress in simulated time).  ``every_pair``:
-    recompute every pair's rate at every event instead of those whose ports' levels or flows
-    changed (the same schedule, bit for bit; for tests)."""
+    recompute every active pair's rate at every event instead of those whose ports' levels or
+    flows changed (the same schedule, bit for bit; for tests).  Meta counters: ``events``,
+    ``pair_visits`` (pairs looked at after the fillings), ``fill_visits`` (pair slots the
+    fillings read)."""
     inst = instance
     C, m = inst.n_coflows, inst.ports
     if 2 * m >= 1 << 15:  # a pair's two ports share one int32 (16 bits each, idle port 2 m)
@@ -611,7 +687,8 @@ def fast_fair(instance: Instance, *, check: Tolerance | None = None,
         from coflowopt.sim.engine import SimulationError
 
         raise SimulationError("the fair engine stalled: active coflows but no pending event")
-    meta = {"events": int(run.events), "engine": "fast"}
+    meta = {"events": int(run.events), "engine": "fast", "pair_visits": int(run.pair_visits),
+            "fill_visits": int(run.fill_visits)}
     bps, store, join, done_at = run.breakpoints, run.store, run.join, run.done_at
     del run
     if check is not None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from coflowopt._jit import njit
 from coflowopt.model import Instance
-from coflowopt.orders import bssi, bssi_order, port_loads
+from coflowopt.orders import bssi, bssi_sparse_order, port_loads
 from coflowopt.params import Params
 from coflowopt.sim.drive import OrderPolicy, run_policy
 from coflowopt.sim.engine import SimView
@@ -56,14 +56,42 @@ def bssi_rank(s, act, out):
         if used[q]:
             col[q] = ncol
             ncol += 1
-    pl = np.zeros((nc, ncol))
+    # each coflow's port loads as a sparse row (the dense nc x ncol matrix, allocated and
+    # scanned at every re-ranking, grew as coflows times ports: issue 28), summed per port in
+    # the order of its flows, as the dense form did
+    rptr = np.zeros(nc + 1, dtype=np.int64)
     for j in range(nc):
         c = act[j]
+        rptr[j + 1] = rptr[j] + 2 * (s.live_end[c] - s.ptr[c])
+    rcol = np.empty(rptr[nc], dtype=np.int64)
+    rval = np.empty(rptr[nc])
+    acc = np.zeros(2 * m)
+    seen = np.full(2 * m, -1, dtype=np.int64)
+    ne = 0
+    for j in range(nc):
+        c = act[j]
+        start = ne
         for i in range(s.ptr[c], s.live_end[c]):
             f = s.live[i]
-            pl[j, col[s.src[f]]] += s.remaining[f] / s.cap_in[s.src[f]]
-            pl[j, col[m + s.dst[f]]] += s.remaining[f] / s.cap_out[s.dst[f]]
-    perm = bssi_order(pl, s.weight[act])
+            for side in range(2):
+                if side == 0:
+                    q = np.int64(s.src[f])
+                    v = s.remaining[f] / s.cap_in[s.src[f]]
+                else:
+                    q = m + np.int64(s.dst[f])
+                    v = s.remaining[f] / s.cap_out[s.dst[f]]
+                if seen[q] != j:
+                    seen[q] = j
+                    acc[q] = 0.0
+                    rcol[ne] = q
+                    ne += 1
+                acc[q] += v
+        for e in range(start, ne):
+            q = rcol[e]
+            rval[e] = acc[q]
+            rcol[e] = col[q]
+        rptr[j + 1] = ne
+    perm = bssi_sparse_order(rptr, rcol[:ne], rval[:ne], ncol, s.weight[act])
     for j in range(nc):
         out[j] = act[perm[j]]
     return nc
