@@ -96,6 +96,9 @@ def plan(include_no_constant: bool = False, only: list[str] | None = None
         rows.append({"name": name, "factor_text": None, "claim_text": claim, "assumes": assumes,
                      "note": note, "skip": None if name in reg else "not registered in this "
                      "tree"})
+    # an entry whose registered factor is not searchable but has an extra factor is listed once
+    searched = {r["name"] for r in rows if r["skip"] is None}
+    rows = [r for r in rows if r["skip"] is None or r["name"] not in searched]
     if only:
         rows = [r for r in rows if r["name"] in only]
     return rows
