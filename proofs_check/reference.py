@@ -41,6 +41,7 @@ __all__ = [
     "g_of",
     "h_of",
     "objective_of",
+    "run_or_stop",
     "run_validated",
 ]
 
@@ -97,6 +98,22 @@ def run_validated(alg: Callable[..., Any], instance: Instance, objective: str, *
     except InfeasibleSchedule as exc:
         return None, None, f"infeasible schedule: {exc.violation}"
     return objective_of(v, objective), v, ""
+
+
+def run_or_stop(algs: Any, name: str, instance: Instance, objective: str, **params: Any
+                ) -> tuple[float | None, ValidSchedule | None, Trial | None]:
+    """:func:`run_validated` for a check: ``(objective, valid schedule, None)``, or
+    ``(None, None, trial)`` where the trial ends the check: skipped when ``algs[name]`` refuses
+    the instance, failed when its schedule is infeasible."""
+    from coflowopt.schedulers import UnsupportedInstance
+
+    try:
+        val, v, why = run_validated(algs[name], instance, objective, **params)
+    except UnsupportedInstance as exc:
+        return None, None, Trial(None, skipped=f"{name}: {exc}")
+    if val is None:
+        return None, None, Trial(False, message=why)
+    return val, v, None
 
 
 def fluid_eligible(instance: Instance, max_coflows: int = 5) -> bool:

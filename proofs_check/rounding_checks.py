@@ -30,10 +30,9 @@ from coflowopt.lp import SolveParams, solve
 from coflowopt.lp.edge import UnitEdges, edge_model, unit_edges
 from coflowopt.lp.flow_order import FlowOrderLP, solve_flow_order_lp
 from coflowopt.model import CoflowSpec, Instance, build_instance
-from coflowopt.schedulers import UnsupportedInstance
 
 from . import instances as gen
-from .reference import run_validated
+from .reference import run_or_stop
 from .registry import SCALED, SIZE_M, SIZE_MU, Trial, register_check
 
 __all__ = ["discrete_optimum", "example_a", "example_b", "flow_example", "flow_order_problems",
@@ -83,19 +82,6 @@ def flow_example(n: int, W: float = 1000.0) -> Instance:
 
 def _instances(rng: Any, i: int) -> Instance:
     return gen.random_single_stage(rng, coflows=(2, 4), vmax=2, releases=bool(i % 2))
-
-
-def _run(algs: Mapping[str, Any], name: str, inst: Instance, **params: Any
-         ) -> tuple[float | None, Any, Trial | None]:
-    """Run and validate ``name``: ``(objective, valid schedule, None)``, or a skip / failure
-    trial as the third item."""
-    try:
-        val, v, why = run_validated(algs[name], inst, _OBJ, **params)
-    except UnsupportedInstance as exc:
-        return None, None, Trial(None, skipped=str(exc))
-    if val is None:
-        return None, None, Trial(False, message=why)
-    return val, v, None
 
 
 def merged_completion(edges: UnitEdges, flow_completion: np.ndarray) -> np.ndarray:
@@ -164,7 +150,7 @@ def check_iterated_rounding(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     lemmas on every candidate."""
     from coflowopt.schedulers.dag.iterated_rounding import iterated_rounding
 
-    val, v, bad = _run(algs, "iterated-rounding", inst, seed=0)
+    val, v, bad = run_or_stop(algs, "iterated-rounding", inst, _OBJ, seed=0)
     if bad is not None:
         return bad
     e = unit_edges(inst, v.meta["quantum"])
@@ -212,7 +198,7 @@ def check_lp_flow_order(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     G, and the exact discrete optimum."""
     from coflowopt.schedulers.single.lp_flow_order import flow_priority
 
-    val, v, bad = _run(algs, "lp-flow-order", inst)
+    val, v, bad = run_or_stop(algs, "lp-flow-order", inst, _OBJ)
     if bad is not None:
         return bad
     e = unit_edges(inst, v.meta["quantum"])
@@ -238,7 +224,7 @@ def check_lp_flow_order(inst: Instance, algs: Mapping[str, Any]) -> Trial:
 def check_chen_claim(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """ALG / OPT (exact discrete) over Chen's claimed ratio; fails only on an invalid schedule
     or a value below the optimum."""
-    val, v, bad = _run(algs, "lp-flow-order", inst)
+    val, v, bad = run_or_stop(algs, "lp-flow-order", inst, _OBJ)
     if bad is not None:
         return bad
     e = unit_edges(inst, v.meta["quantum"])

@@ -29,10 +29,9 @@ from coflowopt import CoflowSpec, build_instance
 from coflowopt.lp import best_lower_bound
 from coflowopt.model import Instance
 from coflowopt.orders import coflow_port_loads
-from coflowopt.schedulers.registry import UnsupportedInstance
 
 from . import instances as gen
-from .reference import LB, exact_optimum, factor_trial, fluid_eligible, run_validated
+from .reference import LB, exact_optimum, factor_trial, fluid_eligible, run_or_stop
 from .registry import SCALED, SIZE_M, SIZE_MU, Trial, register_check
 
 __all__ = ["check_iaoa", "check_yosemite", "check_yosemite_realised", "cos_optimum",
@@ -80,19 +79,6 @@ def _single_r0(rng: Any, i: int) -> Instance:
     return worked_instance() if i == 0 else gen.random_single_stage(rng, coflows=(2, 6))
 
 
-def _run(algs: Mapping[str, Any], name: str, inst: Instance
-         ) -> tuple[float, Any, Trial | None]:
-    """``(weighted completion, valid schedule, None)``, or ``(nan, None, trial)`` where the
-    trial ends the check: skipped on a refusal, failed on an invalid schedule."""
-    try:
-        val, v, why = run_validated(algs[name], inst, "weighted_completion")
-    except UnsupportedInstance as exc:
-        return math.nan, None, Trial(None, skipped=f"{name}: {exc}")
-    if val is None:
-        return math.nan, None, Trial(False, message=why)
-    return val, v, None
-
-
 @register_check("yosemite", instances=_single_r0, quick=20, full=150, factor="2",
                 objective="relaxed order cost COS", requires=("yosemite",),
                 theorem="Yosemite Alg. 1 (Zhang et al. draft 2017, Sec. 4.1; the primal-dual "
@@ -101,7 +87,7 @@ def _run(algs: Mapping[str, Any], name: str, inst: Instance
 def check_yosemite(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """Alg. 1's relaxed cost against ``2 LB`` and the brute-force ``OPT_COS``; the realised
     schedule against ``2 L(prefix_k)`` per coflow."""
-    val, v, stop = _run(algs, "yosemite", inst)
+    val, v, stop = run_or_stop(algs, "yosemite", inst, "weighted_completion")
     if stop is not None:
         return stop
     meta = v.meta
@@ -139,7 +125,7 @@ def check_yosemite(inst: Instance, algs: Mapping[str, Any]) -> Trial:
                         "CCT <= 2 COS(gamma) <= 4 OPT (r = 0)")
 def check_yosemite_realised(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """Yosemite's realised weighted CCT against ``4 x OPT`` [C]."""
-    val, _, stop = _run(algs, "yosemite", inst)
+    val, _, stop = run_or_stop(algs, "yosemite", inst, "weighted_completion")
     if stop is not None:
         return stop
     return factor_trial(inst, val, 4.0, "weighted_completion")
@@ -160,7 +146,7 @@ def _iaoa_instances(rng: Any, i: int) -> Instance:
                         ">= LP lower bound, >= OPT_COS when r = 0")
 def check_iaoa(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """IAOA's weighted completion / OPT, reported; sanity can fail."""
-    val, _, stop = _run(algs, "iaoa", inst)
+    val, _, stop = run_or_stop(algs, "iaoa", inst, "weighted_completion")
     if stop is not None:
         return stop
     tol = 1e-6 * max(1.0, val)
