@@ -217,9 +217,13 @@ def edge_horizon(edges: UnitEdges) -> int:
     return max(1, rmax + edges.units)
 
 
-def edge_lp_size(edges: UnitEdges, horizon: int | None = None) -> tuple[int, int]:
-    """``(columns, nonzeros)`` of :func:`edge_model`, computed before building it."""
+def edge_lp_size(edges: UnitEdges, horizon: int | None = None, *,
+                 grid: np.ndarray | None = None) -> tuple[int, int]:
+    """``(columns, nonzeros)`` of :func:`edge_model`, computed before building it (``grid``:
+    the interval-indexed form on those interval ends, ``K = grid.size - 1`` intervals)."""
     T = edge_horizon(edges) if horizon is None else int(horizon)
+    if grid is not None:
+        T = int(np.asarray(grid).size) - 1
     F = edges.n_flows
     n = np.unique(edges.coflow).size
     cols = F * (T + 1) + n * max(T - 1, 0) + n
@@ -228,16 +232,29 @@ def edge_lp_size(edges: UnitEdges, horizon: int | None = None) -> tuple[int, int
     return cols, nnz
 
 
-def edge_model(edges: UnitEdges, *, horizon: int | None = None, integral: bool = False
-               ) -> LinearProgram:
+def edge_model(edges: UnitEdges, *, horizon: int | None = None, integral: bool = False,
+               grid: np.ndarray | None = None) -> LinearProgram:
     """The LP of the module docstring as a :class:`~coflowopt.lp.LinearProgram` (blocks ``X``
-    ``(F, T+1)``, ``y`` ``(n', T-1)``, ``C`` ``(n',)`` over the ``n'`` coflows with units, in
+    ``(F, K+1)``, ``y`` ``(n', K-1)``, ``C`` ``(n',)`` over the ``n'`` coflows with units, in
     coflow order; ``meta["coflows"]`` lists them).  ``integral``: ``X`` and ``y`` integer (the
     exact discrete optimum).  The objective's offset counts ``w_j r_j`` of coflows without
-    units (they complete at their release)."""
-    T = edge_horizon(edges) if horizon is None else int(horizon)
-    if T < 1:
-        raise ValueError(f"edge_model: horizon must be >= 1, got {T}")
+    units (they complete at their release).
+
+    ``grid`` (integer interval ends ``0 = tau_0 < ... < tau_K = T`` holding every release;
+    ``None``: unit slots, ``tau_k = k``) gives the interval-indexed form of
+    :mod:`coflowopt.lp.edge_interval`: ``X``/``y`` at the interval ends, (P) with right side
+    ``tau_k - tau_{k-1}`` and (O) ``C_j >= 1 + sum_k (tau_k - tau_{k-1})(1 - y_{j,k})``; on
+    unit slots both are the rows above."""
+    if grid is None:
+        T = edge_horizon(edges) if horizon is None else int(horizon)
+        if T < 1:
+            raise ValueError(f"edge_model: horizon must be >= 1, got {T}")
+        tau = np.arange(T + 1)
+    else:
+        tau = np.asarray(grid, dtype=_I64)
+        T = int(tau[-1])
+    K = tau.size - 1
+    ell = np.diff(tau).astype(np.float64)
     F = edges.n_flows
     live = np.unique(edges.coflow)
     n = live.size
@@ -246,43 +263,46 @@ def edge_model(edges: UnitEdges, *, horizon: int | None = None, integral: bool =
     fc = cpos[edges.coflow]
     d = edges.demand.astype(np.float64)
     r = edges.release
-    t_all = np.arange(T + 1)
-    # (B): X_{f,t} = 0 for t <= r_j, X_{f,T} = d_f; X <= d_f everywhere
-    ub = np.broadcast_to(d[:, None], (F, T + 1)).copy()
-    ub[t_all[None, :] <= r[edges.coflow][:, None]] = 0.0
-    lb = np.zeros((F, T + 1))
-    lb[:, T] = d
+    # (B): X_{f,k} = 0 for tau_k <= r_j, X_{f,K} = d_f; X <= d_f everywhere
+    ub = np.broadcast_to(d[:, None], (F, K + 1)).copy()
+    ub[tau[None, :] <= r[edges.coflow][:, None]] = 0.0
+    lb = np.zeros((F, K + 1))
+    lb[:, K] = d
     if (r[edges.coflow] >= T).any():
         raise ValueError(f"edge_model: horizon {T} does not leave a slot after a release")
-    b = ModelBuilder("edge_time_indexed")
-    X = b.add_columns("X", (F, T + 1), lb=lb, ub=ub, integer=integral)
-    y = b.add_columns("y", (n, max(T - 1, 0)), lb=0.0, ub=1.0, integer=integral)
+    if grid is not None and not np.isin(r[live], tau).all():
+        raise ValueError("edge_model: every release must be an interval end of the grid")
+    b = ModelBuilder("edge_time_indexed" if grid is None else "edge_interval_indexed")
+    X = b.add_columns("X", (F, K + 1), lb=lb, ub=ub, integer=integral)
+    y = b.add_columns("y", (n, max(K - 1, 0)), lb=0.0, ub=1.0, integer=integral)
     delta = edges.delta()[live]
     C = b.add_columns("C", n, lb=r[live] + delta, cost=edges.weight[live])
     pidx, fl, P = monotone_rows(b, X, edges)
-    # (P): per loaded port and slot
-    rows = (pidx[:, None] * T + (t_all[1:] - 1)[None, :]).ravel()
+    # (P): per loaded port and interval
+    rows = (pidx[:, None] * K + np.arange(K)[None, :]).ravel()
     cols_t = X[fl][:, 1:].ravel()
     cols_p = X[fl][:, :-1].ravel()
-    b.add_rows("P", P * T, np.r_[rows, rows], np.r_[cols_t, cols_p],
-               np.r_[np.ones(rows.size), -np.ones(rows.size)], upper=1.0)
-    if T > 1:
-        # (L): y_{j,t} - X_{f,t} / d_f <= 0, t = 1..T-1
-        Tm = T - 1
-        rows = (np.arange(F)[:, None] * Tm + np.arange(Tm)[None, :]).ravel()
+    b.add_rows("P", P * K, np.r_[rows, rows], np.r_[cols_t, cols_p],
+               np.r_[np.ones(rows.size), -np.ones(rows.size)],
+               upper=1.0 if grid is None else np.tile(ell, P))
+    if K > 1:
+        # (L): y_{j,k} - X_{f,k} / d_f <= 0, k = 1..K-1
+        Km = K - 1
+        rows = (np.arange(F)[:, None] * Km + np.arange(Km)[None, :]).ravel()
         ycols = y[fc][:, :].ravel()
-        xcols = X[:, 1:T].ravel()
-        xval = np.repeat(-1.0 / d, Tm)
-        b.add_rows("L", F * Tm, np.r_[rows, rows], np.r_[ycols, xcols],
+        xcols = X[:, 1:K].ravel()
+        xval = np.repeat(-1.0 / d, Km)
+        b.add_rows("L", F * Km, np.r_[rows, rows], np.r_[ycols, xcols],
                    np.r_[np.ones(rows.size), xval], upper=0.0)
-    # (O): C_j + sum_t y_{j,t} >= T
-    Tm = max(T - 1, 0)
-    rows = np.r_[np.arange(n), np.repeat(np.arange(n), Tm)]
+    # (O): C_j + sum_k ell_k y_{j,k} >= 1 + tau_{K-1} (= T on unit slots)
+    Km = max(K - 1, 0)
+    rows = np.r_[np.arange(n), np.repeat(np.arange(n), Km)]
     cols = np.r_[C, y.ravel()]
-    b.add_rows("O", n, rows, cols, 1.0, lower=float(T))
+    coef = 1.0 if grid is None else np.r_[np.ones(n), np.tile(ell[:Km], n)]
+    b.add_rows("O", n, rows, cols, coef, lower=float(T) if grid is None else 1.0 + tau[K - 1])
     empty = np.setdiff1d(np.arange(edges.n_coflows), live)
     offset = float(edges.weight[empty] @ r[empty]) if empty.size else 0.0
-    return b.build(offset=offset, meta={"horizon": T, "coflows": live})
+    return b.build(offset=offset, meta={"horizon": T, "coflows": live, "grid": tau})
 
 
 def monotone_rows(b: ModelBuilder, X: np.ndarray, edges: UnitEdges
@@ -313,11 +333,10 @@ def capacity_refusal(instance: Instance) -> str | None:
 
 
 def run_refusal(instance: Instance, name: str, lp: str) -> str | None:
-    """One line on why scheduler ``name`` cannot run ``instance`` with LP form ``lp`` (the
-    interval-indexed LP is not in this tree; ports of different capacities), else ``None``."""
-    if lp == "interval-indexed":
-        return (f"{name}: lp='interval-indexed' needs the interval-indexed LP (coflowopt.lp."
-                "interval, issue 29), which this tree does not have; use lp='time-indexed'")
+    """One line on why scheduler ``name`` cannot run ``instance`` with LP form ``lp`` (an
+    unknown form; ports of different capacities), else ``None``."""
+    if lp not in ("time-indexed", "interval-indexed"):
+        return f"{name}: unknown lp {lp!r}; expected 'time-indexed' or 'interval-indexed'"
     why = capacity_refusal(instance)
     return f"{name}: {why}" if why else None
 
@@ -336,10 +355,13 @@ class EdgeLPSolution:
     """A solved edge LP, post-processed (module docstring).
 
     ``value``: the LP optimum (slots; ``sum_j w_j C_j`` plus the empty coflows' ``w_j r_j``);
-    ``X`` ``(F, T+1)``; ``y`` ``(n, T+1)``: the monotone profile with ``y_{j,0} = 0`` and
-    ``y_{j,T} = 1`` (rows of coflows without units are 1 from their release on); ``C`` the LP's
-    ``C_j`` and ``C_hat`` the profile values ``sum_{t<T} (1 - y_{j,t})`` (``r_j`` for a coflow
-    without units); ``horizon`` ``T``; ``result`` the solver's."""
+    ``X`` ``(F, K+1)`` and ``y`` ``(n, K+1)`` at the interval ends ``grid`` (``K = T`` unit
+    slots for the time-indexed form): ``y`` the monotone profile with ``y_{j,0} = 0`` and
+    ``y_{j,K} = 1`` (rows of coflows without units are 1 from their release on); ``C`` the
+    LP's ``C_j`` and ``C_hat`` the profile values ``1 + sum_{k<K} (tau_k - tau_{k-1})(1 -
+    y_{j,k})`` (``sum_{t<T} (1 - y_{j,t})`` on unit slots; ``r_j`` for a coflow without
+    units); ``horizon`` ``T``; ``result`` the solver's; ``grid`` the interval ends (``None``:
+    unit slots); ``form`` and ``eps`` name the LP form."""
 
     value: float
     X: np.ndarray
@@ -348,12 +370,36 @@ class EdgeLPSolution:
     C_hat: np.ndarray
     horizon: int
     result: SolveResult
+    grid: np.ndarray | None = None
+    form: str = "time-indexed"
+    eps: float | None = None
+
+    @property
+    def tau(self) -> np.ndarray:
+        """The interval ends ``tau_0 = 0 < ... < tau_K = T`` (slots)."""
+        return np.arange(self.horizon + 1) if self.grid is None else self.grid
 
     def alpha_point(self, alpha: float) -> np.ndarray:
-        """``D_j(alpha) = min{t : y_{j,t} >= alpha - 1e-9}`` for every coflow (slots)."""
+        """``D_j(alpha) = min{tau_k : y_{j,k} >= alpha - 1e-9}`` for every coflow (slots; an
+        interval end on the interval-indexed form)."""
         if not 0.0 < alpha <= 1.0:
             raise ValueError(f"alpha: must be in (0, 1], got {alpha}")
-        return np.argmax(self.y >= alpha - ALPHA_TOL, axis=1).astype(_I64)
+        k = np.argmax(self.y >= alpha - ALPHA_TOL, axis=1).astype(_I64)
+        return k if self.grid is None else self.grid[k].astype(_I64)
+
+    def X_at(self, rows: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """``X_{f,t}`` of flows ``rows`` at slot times ``t`` (broadcast together, clipped to
+        ``0..T``); between interval ends of the interval form the linear interpolation, a
+        time-indexed solution (per-slot port load ``(X_{f,k} - X_{f,k-1}) / (tau_k -
+        tau_{k-1})`` summed over a port is ``<= 1`` by (P), and the releases are interval
+        ends)."""
+        t = np.clip(t, 0, self.horizon)
+        if self.grid is None:
+            return self.X[rows, t]
+        g = self.grid
+        k = np.clip(np.searchsorted(g, t, side="left"), 1, g.size - 1)
+        lo, hi = self.X[rows, k - 1], self.X[rows, k]
+        return lo + (hi - lo) * (t - g[k - 1]) / (g[k] - g[k - 1])
 
     def breakpoints(self) -> np.ndarray:
         """The distinct values of ``y`` in ``(0, 1]``, ascending: ``D(alpha)`` is constant
@@ -364,26 +410,38 @@ class EdgeLPSolution:
 
 
 def solve_edge_lp(edges: UnitEdges, params: SolveParams | None = None, *,
-                  horizon: int | None = None, backend: str = "highs") -> EdgeLPSolution:
-    """Solve :func:`edge_model` and post-process it (monotone ``y``, ``C_hat``).  Raises
-    :class:`RuntimeError` naming the status when the LP is not solved to optimality."""
-    model = edge_model(edges, horizon=horizon)
+                  horizon: int | None = None, backend: str = "highs",
+                  grid: np.ndarray | None = None, eps: float | None = None) -> EdgeLPSolution:
+    """Solve :func:`edge_model` (on ``grid`` when given: the interval-indexed form of
+    :mod:`coflowopt.lp.edge_interval`, built with ``eps``) and post-process it (monotone
+    ``y``, ``C_hat``).  Raises :class:`RuntimeError` naming the status when the LP is not
+    solved to optimality."""
+    model = edge_model(edges, horizon=horizon, grid=grid)
     res = solve(model, params, backend=backend)
     if not res.optimal or res.x is None:
         raise RuntimeError(f"edge LP ({model.n_cols} columns, {model.nnz} nonzeros) ended "
                            f"{res.status.value} after {res.runtime:.1f} s {res.message}".strip())
     T = int(model.meta["horizon"])
+    tau = model.meta["grid"]
+    K = tau.size - 1
     live = model.meta["coflows"]
     n = edges.n_coflows
     X = model.values(res.x, "X")
-    y = np.zeros((n, T + 1))
-    y[:, T] = 1.0
-    for j in np.setdiff1d(np.arange(n), live):  # no units: done from the release on
-        y[j, edges.release[j]:] = 1.0
-    if T > 1:
-        y[live, 1:T] = np.clip(model.values(res.x, "y"), 0.0, 1.0)
+    y = np.zeros((n, K + 1))
+    y[:, K] = 1.0
+    empty = np.setdiff1d(np.arange(n), live)
+    for j in empty:  # no units: done from the release on
+        y[j, tau >= edges.release[j]] = 1.0
+    if K > 1:
+        y[live, 1:K] = np.clip(model.values(res.x, "y"), 0.0, 1.0)
     y = np.maximum.accumulate(y, axis=1)
     C = edges.release.astype(np.float64).copy()
     C[live] = model.values(res.x, "C")
-    C_hat = (1.0 - y[:, :T]).sum(axis=1)
-    return EdgeLPSolution(float(res.objective), X, y, C, C_hat, T, res)
+    if grid is None:
+        C_hat = (1.0 - y[:, :T]).sum(axis=1)
+    else:
+        C_hat = ((1.0 - y[:, :K]) * np.r_[1.0, np.diff(tau)[:K - 1]]).sum(axis=1)
+        C_hat[empty] = edges.release[empty]
+    return EdgeLPSolution(float(res.objective), X, y, C, C_hat, T, res,
+                          None if grid is None else tau,
+                          "time-indexed" if grid is None else "interval-indexed", eps)

@@ -11,6 +11,11 @@ integer ``X`` and ``y``, :func:`coflowopt.lp.edge.edge_model`) checks ``LP <= OP
 - ``lp-flow-order``: ``ALG <= 4 LP - 3 sum w`` (``5 LP - 4 sum w`` with releases), per coflow
   ``C_k <= 4 C_k^LP - 3`` (``5 C_k^LP - 4``); Lemma P on the LP and Lemma G on the schedule
   (the flow-order specification's Sec. 5.2).
+- both checks also run the algorithm on its interval-indexed LP (LP-I of
+  :mod:`coflowopt.lp.edge_interval`, grid ratio ``1 + INTERVAL_EPS``): ``LP-I <= LP-T`` (and
+  so ``<= OPT``), ``ALG <= 4 (1+eps)`` / ``(5 + 4 eps) x LP-I`` (iterated rounding, with the
+  lemmas on every candidate) and ``ALG <= 4 (1+eps) LP-I - (1 + 4 eps) sum w`` / ``(5 + 4 eps)
+  LP-I - (2 + 4 eps) sum w`` with Lemma P in its LP-I form (flow order).
 - ``lp-flow-order:chen-claim`` (a report): ``ALG / OPT`` against Chen's claimed ``2 + 1/LB``
   (releases 0) or 3 (releases), contested: instance 0 is the specification's Ex 4, where the
   reconstruction reaches 2.369 > 2.2.  A breach is a finding, never a failure.
@@ -28,6 +33,7 @@ import numpy as np
 
 from coflowopt.lp import SolveParams, solve
 from coflowopt.lp.edge import UnitEdges, edge_model, unit_edges
+from coflowopt.lp.edge_interval import flow_order_offset, proven_factor
 from coflowopt.lp.flow_order import FlowOrderLP, solve_flow_order_lp
 from coflowopt.model import CoflowSpec, Instance, build_instance
 
@@ -40,6 +46,9 @@ __all__ = ["discrete_optimum", "example_a", "example_b", "flow_example", "flow_o
 
 _OBJ = "weighted_completion"
 _MILP = SolveParams(time_limit=30.0)
+#: the checks' LP-I grid ratio: coarse, so that the small instances get intervals longer than
+#: one slot (with 0.1 their grids are unit slots up to 10)
+INTERVAL_EPS = 0.5
 
 
 def example_a(release_a: float = 0.0) -> Instance:
@@ -144,31 +153,54 @@ def _lp_trial(val: float, lp: float, opt: float | None, limit: float, ref: str,
                 factor_source="C",
                 theorem="iterated rounding (Rohwedder-Schnaars, ICALP 2025; reconstructed, "
                         "proof ours): best-of <= 4 x edge LP (releases 0), <= 5 x with releases; "
-                        "Lemmas G, IR-2, IR-3; LP <= OPT")
+                        "Lemmas G, IR-2, IR-3; LP <= OPT; on LP-I (eps 0.5) 4(1+eps) / 5+4eps x "
+                        "LP-I and LP-I <= LP")
 def check_iterated_rounding(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """iterated-rounding against its edge LP (4 / 5) and the exact discrete optimum, with the
     lemmas on every candidate."""
-    from coflowopt.schedulers.dag.iterated_rounding import iterated_rounding
+    from coflowopt.schedulers.dag.iterated_rounding import (
+        IteratedRoundingParams,
+        iterated_rounding,
+    )
 
     val, v, bad = run_or_stop(algs, "iterated-rounding", inst, _OBJ, seed=0)
     if bad is not None:
         return bad
     e = unit_edges(inst, v.meta["quantum"])
-    res = iterated_rounding(e, seed=0)
-    problems = rounding_problems(res)
-    if abs(res.winner.objective * e.slot - val) > 1e-6 * max(1.0, val):
-        problems.append(f"run objective {val:.6g} != best candidate "
-                        f"{res.winner.objective * e.slot:.6g}")
-    limit = 5.0 if e.release.any() else 4.0
-    return _lp_trial(val, float(v.meta["lp_value"]), discrete_optimum(e), limit,
+    problems: list[str] = []
+    lps = []
+    for form in ("time-indexed", "interval-indexed"):
+        if form != "time-indexed":
+            val_f, v, bad = run_or_stop(algs, "iterated-rounding", inst, _OBJ, seed=0, lp=form,
+                                        lp_eps=INTERVAL_EPS)
+            if bad is not None:
+                return bad
+        else:
+            val_f = val
+        res = iterated_rounding(e, IteratedRoundingParams(lp=form, lp_eps=INTERVAL_EPS), seed=0)
+        problems += [f"{form}: {x}" for x in rounding_problems(res)]
+        if abs(res.winner.objective * e.slot - val_f) > 1e-6 * max(1.0, val_f):
+            problems.append(f"{form}: run objective {val_f:.6g} != best candidate "
+                            f"{res.winner.objective * e.slot:.6g}")
+        bound = float(v.meta["proven_bound"])
+        if val_f > bound + 1e-6 * max(1.0, val_f):
+            problems.append(f"{form}: objective {val_f:.6g} above the proven bound {bound:.6g}")
+        lps.append(float(v.meta["lp_value"]))
+    if lps[1] > lps[0] + 1e-6 * max(1.0, lps[0]):
+        problems.append(f"LP-I {lps[1]:.6g} above the time-indexed LP {lps[0]:.6g}")
+    limit = proven_factor(None, bool(e.release.any()))
+    return _lp_trial(val, lps[0], discrete_optimum(e), limit,
                      "edge LP (time-indexed, reconstructed)", problems)
 
 
 def flow_order_problems(edges: UnitEdges, lp: FlowOrderLP, order: np.ndarray,
                         flow_completion: np.ndarray) -> list[str]:
-    """Lemma P on ``lp`` and Lemma G on the merged flows' completions (slots) for the flow
-    ``order`` (merged-flow ids, first first)."""
+    """Lemma P on ``lp`` (``load <= 2 C_f - 1`` on LP-T, ``<= 2 (1+eps) C_f - 2 eps`` on LP-I)
+    and Lemma G on the merged flows' completions (slots) for the flow ``order`` (merged-flow
+    ids, first first)."""
     e, m = edges, edges.ports
+    eps = lp.eps
+    limit = 2 * lp.C_flow - 1 if eps is None else 2 * (1 + eps) * lp.C_flow - 2 * eps
     out = []
     rank = np.empty(e.n_flows, dtype=np.int64)
     rank[order] = np.arange(e.n_flows)
@@ -179,7 +211,7 @@ def flow_order_problems(edges: UnitEdges, lp: FlowOrderLP, order: np.ndarray,
         blocked = 0
         for p in (e.src[f], m + e.dst[f]):
             at = port_masks[p]
-            if e.demand[S & at].sum() > 2 * lp.C_flow[f] - 1 + 1e-6:
+            if e.demand[S & at].sum() > limit[f] + 1e-6:
                 out.append(f"Lemma P: flow {f} port {p}")
             blocked += int(e.demand[B & at].sum())
         if flow_completion[f] > e.release[e.coflow[f]] + e.demand[f] + blocked + 1e-9:
@@ -192,25 +224,40 @@ def flow_order_problems(edges: UnitEdges, lp: FlowOrderLP, order: np.ndarray,
                 factor_source="C",
                 theorem="LP flow order (Chen, arXiv 2311.11296; reconstructed, proof ours): "
                         "ALG <= 4 LP - 3 sum w (releases 0), <= 5 LP - 4 sum w; Lemmas P, G; "
-                        "LP <= OPT")
+                        "LP <= OPT; on LP-I (eps 0.5) 4(1+eps) LP-I - (1+4eps) sum w / (5+4eps) "
+                        "LP-I - (2+4eps) sum w and LP-I <= LP-T")
 def check_lp_flow_order(inst: Instance, algs: Mapping[str, Any]) -> Trial:
     """lp-flow-order against LP-T (4 LP - 3 sum w / 5 LP - 4 sum w), per coflow, Lemmas P and
     G, and the exact discrete optimum."""
+    from coflowopt.lp.edge_interval import solve_flow_order_interval_lp
     from coflowopt.schedulers.single.lp_flow_order import flow_priority
 
-    val, v, bad = run_or_stop(algs, "lp-flow-order", inst, _OBJ)
-    if bad is not None:
-        return bad
-    e = unit_edges(inst, v.meta["quantum"])
-    lp = solve_flow_order_lp(e, lb_cut=bool(v.meta["lb_cut"]))
-    problems = flow_order_problems(e, lp, flow_priority(e, lp),
-                                   merged_completion(e, v.flow_completion))
-    a, b = (5.0, 4.0) if e.release.any() else (4.0, 3.0)
-    if np.any(v.coflow_completion > a * lp.C_coflow - b + 1e-6):
-        problems.append(f"a coflow completes after {a:g} C_k^LP - {b:g}")
-    bound = a * lp.value - b * float(e.weight.sum())
-    return _lp_trial(val, lp.value, discrete_optimum(e), a, "LP-T (reconstructed)", problems,
-                     bound=bound)
+    problems: list[str] = []
+    rel = bool(unit_edges(inst).release.any())
+    got = []
+    for eps in (None, INTERVAL_EPS):
+        params = {} if eps is None else {"lp": "interval-indexed", "lp_eps": eps}
+        val, v, bad = run_or_stop(algs, "lp-flow-order", inst, _OBJ, **params)
+        if bad is not None:
+            return bad
+        e = unit_edges(inst, v.meta["quantum"])
+        lb_cut = bool(v.meta["lb_cut"])
+        lp = solve_flow_order_lp(e, lb_cut=lb_cut) if eps is None else \
+            solve_flow_order_interval_lp(e, eps, lb_cut=lb_cut)
+        what = "LP-T" if eps is None else "LP-I"
+        problems += [f"{what}: {x}" for x in flow_order_problems(
+            e, lp, flow_priority(e, lp), merged_completion(e, v.flow_completion))]
+        a, b = proven_factor(eps, rel), flow_order_offset(eps, rel)
+        if np.any(v.coflow_completion > a * lp.C_coflow - b + 1e-6):
+            problems.append(f"{what}: a coflow completes after {a:g} C_k^LP - {b:g}")
+        got.append((val, lp.value, a, a * lp.value - b * float(e.weight.sum())))
+    (val, lp_t, a, bound), (val_i, lp_i, _, bound_i) = got
+    if val_i > bound_i + 1e-6 * max(1.0, val_i):
+        problems.append(f"LP-I: objective {val_i:.6g} above the proven bound {bound_i:.6g}")
+    if lp_i > lp_t + 1e-6 * max(1.0, lp_t):
+        problems.append(f"LP-I {lp_i:.6g} above LP-T {lp_t:.6g}")
+    return _lp_trial(val, lp_t, discrete_optimum(unit_edges(inst)), a, "LP-T (reconstructed)",
+                     problems, bound=bound)
 
 
 @register_check("lp-flow-order:chen-claim",

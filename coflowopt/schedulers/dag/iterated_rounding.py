@@ -51,7 +51,11 @@ paper's 140/41 and 4.36 are reference lines only.
 
 The time-indexed LP has about ``8 F T`` nonzeros (``F`` merged flows, ``T`` slots); an LP over
 ``max_nonzeros`` is refused before it is built, naming its size.  ``lp="interval-indexed"``
-(the specification's Sec. 3.2) needs the interval LP of issue 29, which this tree does not have.
+(the specification's Sec. 3.2; :mod:`coflowopt.lp.edge_interval`) solves the same LP on
+``K = O(log_{1+eps} T + 1/eps + #releases)`` interval ends instead (``lp_eps``): alpha-points
+are interval ends, IR reads the interpolated cumulative profile, and the proven bound becomes
+``4 (1 + eps)`` x LP-I without releases and ``(5 + 4 eps)`` x LP-I with them (Theorem 2 there;
+``LP-I <= LP-T <= OPT``, Theorem 1).
 """
 
 from __future__ import annotations
@@ -70,6 +74,12 @@ from coflowopt.lp.edge import (
     quantum_delta,
     run_refusal,
     solve_edge_lp,
+)
+from coflowopt.lp.edge_interval import (
+    edge_interval_size,
+    interval_size_refusal,
+    proven_factor,
+    solve_edge_interval_lp,
 )
 from coflowopt.lp.model import ModelBuilder, SolveParams
 from coflowopt.model import Instance
@@ -109,8 +119,8 @@ class IteratedRoundingParams(Params):
     """Parameters (module docstring).
 
     - ``mode``: ``"best_of"`` (default; the proven 4 / 5 x LP) or ``"mixture"``;
-    - ``lp``: ``"time-indexed"`` (``"interval-indexed"`` is refused until the interval LP of
-      issue 29 exists);
+    - ``lp``: ``"time-indexed"`` or ``"interval-indexed"`` (:mod:`coflowopt.lp.edge_interval`);
+      ``lp_eps``: its grid ratio ``1 + eps`` (0.1, the specification's default);
     - ``quantum``: volume per unit edge (``None``: automatic); ``max_units``: cap on ``|E|``
       for the automatic quantum;
     - ``max_alphas``: most breakpoints tried before quantiles; ``n_alpha_samples``: seeded
@@ -133,6 +143,7 @@ class IteratedRoundingParams(Params):
 
     mode: Literal["best_of", "mixture"] = "best_of"
     lp: Literal["time-indexed", "interval-indexed"] = "time-indexed"
+    lp_eps: float = 0.1
     quantum: float | None = None
     max_units: int = 200_000
     max_alphas: int = 64
@@ -167,6 +178,9 @@ class IteratedRoundingParams(Params):
             raise ValueError(f"iterated-rounding: p_ir must be in [0, 1], got {self.p_ir}")
         if not (self.time_limit > 0 and self.max_nonzeros > 0):
             raise ValueError("iterated-rounding: time_limit and max_nonzeros must be > 0")
+        if not (0 < self.lp_eps < math.inf):
+            raise ValueError(f"iterated-rounding: lp_eps must be finite and > 0, got "
+                             f"{self.lp_eps}")
 
 
 def supports_iterated_rounding(instance: Instance) -> str | None:
@@ -175,8 +189,12 @@ def supports_iterated_rounding(instance: Instance) -> str | None:
     return uniform_fabric_refusal(instance)
 
 
-def lp_size_refusal(edges: UnitEdges, max_nonzeros: float, name: str) -> str | None:
-    """One line naming the time-indexed LP's size when it exceeds ``max_nonzeros``."""
+def lp_size_refusal(edges: UnitEdges, max_nonzeros: float, name: str,
+                    lp: str = "time-indexed", eps: float = 0.1) -> str | None:
+    """One line naming the edge LP's size (form ``lp``) when it exceeds ``max_nonzeros``."""
+    if lp == "interval-indexed":
+        return interval_size_refusal(name, "edge LP", edge_interval_size(edges, eps), edges,
+                                     eps, max_nonzeros)
     cols, nnz = edge_lp_size(edges)
     if nnz <= max_nonzeros:
         return None
@@ -256,17 +274,17 @@ def _fractional_start(edges: UnitEdges, lp: EdgeLPSolution, D: np.ndarray, L: in
                       ) -> np.ndarray:
     """The fractional allocation ``z_{f,k}`` ``(F, K)`` of step 3 (intervals ``k = 1..K`` as
     columns ``0..K-1``)."""
-    T = lp.horizon
     Dj = D[edges.coflow]
     kj = -(-Dj // L)
     K = int(kj.max(initial=1))
     F = edges.n_flows
     k = np.arange(1, K + 1)
-    hi = np.minimum(np.minimum(k[None, :] * L, Dj[:, None]), T)
-    lo = np.minimum((k[None, :] - 1) * L, T)
+    hi = np.minimum(k[None, :] * L, Dj[:, None])
+    lo = (k[None, :] - 1) * L
     rows = np.arange(F)[:, None]
-    tot = lp.X[np.arange(F), np.minimum(Dj, T)]
-    z = edges.demand[:, None] * np.maximum(lp.X[rows, hi] - lp.X[rows, lo], 0.0) / tot[:, None]
+    tot = lp.X_at(np.arange(F), Dj)
+    z = edges.demand[:, None] * np.maximum(lp.X_at(rows, hi) - lp.X_at(rows, lo), 0.0) \
+        / tot[:, None]
     z[k[None, :] > kj[:, None]] = 0.0
     return z
 
@@ -483,7 +501,13 @@ def iterated_rounding(edges: UnitEdges, params: IteratedRoundingParams | None = 
     p = params or IteratedRoundingParams()
     rng = np.random.default_rng(seed)
     sp = SolveParams(time_limit=p.time_limit, options={"solver": p.lp_solver})
-    lp = lp or solve_edge_lp(edges, sp)
+
+    def solve_lp(e: UnitEdges) -> EdgeLPSolution:
+        if p.lp == "interval-indexed":
+            return solve_edge_interval_lp(e, p.lp_eps, sp)
+        return solve_edge_lp(e, sp)
+
+    lp = lp or solve_lp(edges)
     a_greedy, a_ir = _alphas(lp, p, rng)
     Ls = _L_set(lp, edges, p) if p.ir else []
     lp_by_L: dict[int, EdgeLPSolution] = {}
@@ -492,7 +516,7 @@ def iterated_rounding(edges: UnitEdges, params: IteratedRoundingParams | None = 
         if L == 1 or not edges.release.any():
             return lp
         if L not in lp_by_L:  # releases rounded up to the interval grid
-            lp_by_L[L] = solve_edge_lp(replace(edges, release=-(-edges.release // L) * L), sp)
+            lp_by_L[L] = solve_lp(replace(edges, release=-(-edges.release // L) * L))
         return lp_by_L[L]
 
     cands: list[Candidate] = []
@@ -551,8 +575,9 @@ def run_iterated_rounding(instance: Instance, params: IteratedRoundingParams, si
     """Iterated rounding, best-of (module docstring).  ``meta``: ``lp_value`` (the LP optimum
     in time units, ``slot x LP_disc``), ``lp_value_slots``, ``quantum``, ``slot_length``,
     ``quantum_delta`` and ``quantum_additive`` (the error term: ``q LP_disc <= (1 + delta)
-    OPT_fluid + additive``), ``proven_bound`` (4 or 5 x LP, time units), ``winner`` and
-    ``candidates``."""
+    OPT_fluid + additive``), ``lp_form``, ``lp_eps`` (``None`` on the time-indexed form) and
+    ``lp_intervals`` (``K``), ``proven_factor`` (4 / 5, or ``4 (1+eps)`` / ``5 + 4 eps`` on
+    LP-I) and ``proven_bound`` (it x LP, time units), ``winner`` and ``candidates``."""
     p = params
     name = "iterated-rounding"
     why = run_refusal(instance, name, p.lp)
@@ -561,7 +586,7 @@ def run_iterated_rounding(instance: Instance, params: IteratedRoundingParams, si
     edges = edges_for(instance, p.quantum, p.max_units)
     if edges is None:
         return sink.outcome(Schedule.empty())
-    why = lp_size_refusal(edges, p.max_nonzeros, name)
+    why = lp_size_refusal(edges, p.max_nonzeros, name, p.lp, p.lp_eps)
     if why is not None:
         raise LPRefused(why)
     q = edges.quantum
@@ -576,7 +601,10 @@ def run_iterated_rounding(instance: Instance, params: IteratedRoundingParams, si
             "lp_value_slots": res.lp.value, "quantum": q, "slot_length": edges.slot,
             "quantum_delta": delta,
             "quantum_additive": 2.0 * edges.slot * float(edges.weight.sum()),
-            "proven_bound": (5.0 if releases else 4.0) * res.lp.value * edges.slot
+            "lp_form": res.lp.form, "lp_eps": res.lp.eps, "lp_intervals": res.lp.tau.size - 1,
+            "proven_factor": proven_factor(res.lp.eps, releases)
+            if p.mode == "best_of" else None,
+            "proven_bound": proven_factor(res.lp.eps, releases) * res.lp.value * edges.slot
             if p.mode == "best_of" else None,
             "winner": {"scheme": win.scheme, "alpha": win.alpha, "L": win.L,
                        "objective_slots": win.objective},

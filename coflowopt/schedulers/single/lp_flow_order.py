@@ -28,6 +28,9 @@ ratios 3 (arbitrary releases) and 2 + 1/LB (zero releases) with a time-indexed L
 ``C_g^LP <= C_f^LP`` is ``<= 2 C_f^LP - 1``) and Lemma G (``C_f <= r_f + d_f + load_u(B_f) +
 load_v(B_f)``, ``B_f`` the flows ahead of ``f``) give ``C_k <= 4 C_k^LP - 3`` without releases
 and ``<= 5 C_k^LP - 4`` with them, hence ``ALG <= 4 LP`` / ``5 LP`` (Shafiee-Ghaderi's factors).
+On LP-I (``lp="interval-indexed"``, :mod:`coflowopt.lp.edge_interval`, grid ratio ``1 + eps``)
+the same route gives ``C_k <= 4 (1+eps) C_k^LP - 1 - 4 eps`` / ``(5 + 4 eps) C_k^LP - 2 - 4 eps``
+(Theorem 3 there), with ``LP-I <= LP-T <= OPT`` (Theorem 1).
 Chen's 3 and 2 + 1/LB are **contested** reference lines: on our Ex 4 (zero releases)
 this reconstruction reaches ``ALG / OPT = 19W + 27 / (8W + 31)``, 2.369 at ``W = 1000`` > 2.2.
 """
@@ -47,6 +50,13 @@ from coflowopt.lp.edge import (
     quantum_delta,
     run_refusal,
 )
+from coflowopt.lp.edge_interval import (
+    flow_order_interval_size,
+    flow_order_offset,
+    interval_size_refusal,
+    proven_factor,
+    solve_flow_order_interval_lp,
+)
 from coflowopt.lp.flow_order import FlowOrderLP, flow_order_lp_size, solve_flow_order_lp
 from coflowopt.lp.model import SolveParams
 from coflowopt.model import Instance
@@ -65,8 +75,9 @@ class FlowOrderLPRefused(SolverStopped, RuntimeError):
 
 @dataclass(frozen=True)
 class LPFlowOrderParams(Params):
-    """``lp``: ``"time-indexed"`` (LP-T; ``"interval-indexed"`` is refused until the interval
-    LP of issue 29 exists); ``lb_cut``: add ``C_k >= r_k + L_k`` (the LB cut); ``quantum``: volume
+    """``lp``: ``"time-indexed"`` (LP-T) or ``"interval-indexed"`` (LP-I of
+    :mod:`coflowopt.lp.edge_interval`); ``lp_eps``: LP-I's grid ratio ``1 + eps`` (0.5, the
+    specification's default); ``lb_cut``: add ``C_k >= r_k + L_k`` (the LB cut); ``quantum``: volume
     per slot (LP only; the greedy serves the real volumes; ``None``: automatic, as for
     ``iterated-rounding``: 1 on integer volumes, else ``v_min / 4`` raised until the units
     fit ``max_units``); ``time_limit``: seconds for the LP;
@@ -76,6 +87,7 @@ class LPFlowOrderParams(Params):
     LP before building it."""
 
     lp: Literal["time-indexed", "interval-indexed"] = "time-indexed"
+    lp_eps: float = 0.5
     lb_cut: bool = True
     quantum: float | None = None
     max_units: int = 200_000
@@ -89,6 +101,8 @@ class LPFlowOrderParams(Params):
                              f"{self.quantum}")
         if not (self.time_limit > 0 and self.max_nonzeros > 0):
             raise ValueError("lp-flow-order: time_limit and max_nonzeros must be > 0")
+        if not (0 < self.lp_eps < math.inf):
+            raise ValueError(f"lp-flow-order: lp_eps must be finite and > 0, got {self.lp_eps}")
 
 
 def supports_lp_flow_order(instance: Instance) -> str | None:
@@ -131,8 +145,10 @@ def run_lp_flow_order(instance: Instance, params: LPFlowOrderParams, sink: RateS
                       seed: Any = None, progress: Any = None) -> Outcome:
     """LP flow order + greedy (module docstring).  Deterministic given the LP solution
     (``seed`` unused).  ``meta``: ``lp_value`` (time units), ``lp_value_slots``, ``quantum``,
-    ``lb`` (``min_k (r_k + L_k)``, slots), ``proven_bound`` (4 or 5 x LP, time units) and
-    ``flow_order`` (instance flow positions)."""
+    ``lb`` (``min_k (r_k + L_k)``, slots), ``lp_form``, ``lp_eps`` (``None`` on LP-T),
+    ``lp_intervals``, ``proven_factor`` ``a`` and ``proven_offset`` ``b`` (``ALG <= a LP - b
+    sum w``: 4, 3 / 5, 4 on LP-T; Theorem 3 of :mod:`coflowopt.lp.edge_interval` on LP-I),
+    ``proven_bound`` (that bound, time units) and ``flow_order`` (instance flow positions)."""
     from coflowopt.sim import order_schedule
 
     p = params
@@ -144,8 +160,14 @@ def run_lp_flow_order(instance: Instance, params: LPFlowOrderParams, sink: RateS
     if edges is None:
         return sink.outcome(Schedule.empty())
     q = edges.quantum
+    sp = SolveParams(time_limit=p.time_limit, options={"solver": p.lp_solver})
+    if p.lp == "interval-indexed":
+        why = interval_size_refusal(name, "flow LP", flow_order_interval_size(edges, p.lp_eps),
+                                    edges, p.lp_eps, p.max_nonzeros)
+        if why is not None:
+            raise FlowOrderLPRefused(why)
     cols, nnz = flow_order_lp_size(edges)
-    if nnz > p.max_nonzeros:
+    if p.lp == "time-indexed" and nnz > p.max_nonzeros:
         # every merged flow keeps at least one slot, so T >= F whatever the quantum
         hint = ("raise quantum or max_nonzeros to try" if 5 * edges.n_flows ** 2 <= p.max_nonzeros
                 else "no quantum makes it fit, since T >= F")
@@ -154,9 +176,8 @@ def run_lp_flow_order(instance: Instance, params: LPFlowOrderParams, sink: RateS
             f"nonzeros ({edges.n_flows:,} merged flows, quantum {q:g}), over "
             f"max_nonzeros = {p.max_nonzeros:.3g}; it is not built ({hint})")
     try:
-        lp = solve_flow_order_lp(edges, SolveParams(time_limit=p.time_limit,
-                                                    options={"solver": p.lp_solver}),
-                                 lb_cut=p.lb_cut)
+        lp = solve_flow_order_interval_lp(edges, p.lp_eps, sp, lb_cut=p.lb_cut) \
+            if p.lp == "interval-indexed" else solve_flow_order_lp(edges, sp, lb_cut=p.lb_cut)
     except RuntimeError as exc:
         raise FlowOrderLPRefused(f"{name}: {exc} (time_limit = {p.time_limit:g} s)") from None
     order = instance_flow_order(instance, edges, flow_priority(edges, lp))
@@ -168,7 +189,13 @@ def run_lp_flow_order(instance: Instance, params: LPFlowOrderParams, sink: RateS
             "quantum": q, "quantum_delta": quantum_delta(instance, q),
             "slot_length": edges.slot, "lb_cut": p.lb_cut,
             "lb": int(lbk.min()) if lbk.size else 0,
-            "proven_bound": (5.0 if releases else 4.0) * lp.value * edges.slot,
+            "lp_form": lp.form, "lp_eps": lp.eps,
+            "lp_intervals": lp.horizon if lp.grid is None else lp.grid.size - 1,
+            "proven_factor": proven_factor(lp.eps, releases),
+            "proven_offset": flow_order_offset(lp.eps, releases),
+            "proven_bound": (proven_factor(lp.eps, releases) * lp.value
+                             - flow_order_offset(lp.eps, releases) * float(edges.weight.sum()))
+            * edges.slot,
             "flow_order": order}
     out.meta.update(meta)
     return sink.outcome(out)
