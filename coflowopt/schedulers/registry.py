@@ -436,23 +436,26 @@ _TABLE: list[SchedulerInfo] = [
     SchedulerInfo("iterated-rounding",
                   f"{D}.iterated_rounding:run_iterated_rounding",
                   f"{D}.iterated_rounding:IteratedRoundingParams", "offline", True, "dag",
-                  "Rohwedder-Schnaars (ICALP 2025), reconstructed: edge-level time-indexed LP, "
-                  "alpha-point deadlines, Greedy and Beck-Fiala iterated-rounding edge "
+                  "Rohwedder-Schnaars (ICALP 2025), reconstructed: edge-level time-indexed LP "
+                  "(or its interval-indexed form, lp='interval-indexed'), alpha-point deadlines, Greedy and Beck-Fiala iterated-rounding edge "
                   "allocations, Konig matchings per slot, best of (the paper's 140/41 and 4.36: "
                   "reference lines only)",
                   factor="proven (our reconstruction) 4 x LP without releases, 5 x LP with "
-                         "them, (2+eps) x LP asymptotically",
+                         "them, (2+eps) x LP asymptotically; on the interval-indexed LP-I "
+                         "(grid ratio 1+eps): 4(1+eps) and 5+4eps x LP-I",
                   factor_metric="weighted_completion", factor_assumes=("single-stage",),
                   factor_source="C", factor_params=(("mode", "best_of"),),
                   supports=f"{D}.iterated_rounding:supports_iterated_rounding"),
     SchedulerInfo("lp-flow-order", f"{S}.lp_flow_order:run_lp_flow_order",
                   f"{S}.lp_flow_order:LPFlowOrderParams", "offline", True, "single",
                   "Chen (arXiv 2311.11296), reconstructed: flows ordered by their completion "
-                  "in a time-indexed LP (with the LB cut), served greedily at full port rate "
+                  "in a time-indexed LP (with the LB cut; or its interval-indexed form, "
+                  "lp='interval-indexed'), served greedily at full port rate "
                   "(Chen's claimed 3 and 2 + 1/LB: contested reference lines, broken by this "
                   "reconstruction on the spec's Ex 4)",
                   factor="proven (our reconstruction) 4 x LP without releases, 5 x LP with "
-                         "them",
+                         "them; on the interval-indexed LP-I (grid ratio 1+eps): 4(1+eps) and "
+                         "5+4eps x LP-I",
                   factor_metric="weighted_completion", factor_assumes=("single-stage",),
                   factor_source="C",
                   supports=f"{S}.lp_flow_order:supports_lp_flow_order"),
