@@ -437,7 +437,8 @@ _TABLE: list[SchedulerInfo] = [
                   f"{D}.iterated_rounding:run_iterated_rounding",
                   f"{D}.iterated_rounding:IteratedRoundingParams", "offline", True, "dag",
                   "Rohwedder-Schnaars (ICALP 2025), reconstructed: edge-level time-indexed LP "
-                  "(or its interval-indexed form, lp='interval-indexed'), alpha-point deadlines, Greedy and Beck-Fiala iterated-rounding edge "
+                  "(or its interval-indexed form, lp='interval-indexed'), alpha-point "
+                  "deadlines, Greedy and Beck-Fiala iterated-rounding edge "
                   "allocations, Konig matchings per slot, best of (the paper's 140/41 and 4.36: "
                   "reference lines only)",
                   factor="proven (our reconstruction) 4 x LP without releases, 5 x LP with "
