@@ -183,3 +183,18 @@ def test_example_a_on_the_interval_lp():
     v = run(flow_example(1), "lp-flow-order", params={"lp": "interval-indexed"}).valid
     assert v.meta["lp_eps"] == 0.5 and v.meta["lp_form"] == "interval-indexed"
     assert v.coflow_completion.tolist() == [2, 6, 4]
+
+
+def test_ir_candidates_over_the_cell_cap_are_skipped():
+    """ir_max_cells: an IR allocation with more (flow, interval) cells is not built; Greedy's
+    candidates, and so the proven bound, stay."""
+    e = unit_edges(example_b())
+    p = IteratedRoundingParams(lp="interval-indexed", lp_eps=EPS, ir_max_cells=1)
+    res = iterated_rounding(e, p, seed=0)
+    assert res.ir_skipped and all(c.scheme == "greedy" for c in res.candidates)
+    full = iterated_rounding(e, IteratedRoundingParams(lp="interval-indexed", lp_eps=EPS),
+                             seed=0)
+    assert not full.ir_skipped and any(c.scheme == "ir" for c in full.candidates)
+    v = run(example_b(), "iterated-rounding", seed=0, params={**IL, "ir_max_cells": 1}).valid
+    assert v.meta["ir_skipped"] == len(res.ir_skipped)
+    assert metrics.weighted_completion(v) <= v.meta["proven_bound"]
