@@ -38,6 +38,9 @@ Post-processing [C] (:class:`EdgeLPSolution`): ``y`` is replaced by its running 
 (1 - y_{j,t}) <= C_j``; the alpha-point ``D_j(alpha) = min{t : y_{j,t} >= alpha}`` satisfies
 ``X_{f, D_j(alpha)} >= alpha d_f`` for every ``f`` of ``j`` and ``int_0^1 D_j(alpha) d alpha =
 C_hat_j``.
+
+The same model on integer interval ends instead of unit slots (``grid``) is the
+interval-indexed form; its grid, proofs and solver are in :mod:`coflowopt.lp.edge_interval`.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ with ``C_f = T - sum_{t<T} X_{f,t} = sum_t t x_{f,t}`` the flow's LP completion 
 largest port load of coflow ``k``.  Every integral schedule gives a feasible point (``x_{f,c_f}
 = 1`` at ``f``'s completion slot: the units done at ``p`` by ``t`` used ``t`` distinct slots),
 so ``LP-T <= OPT`` (discrete slots).  About ``F (T + 1) + n`` columns and ``5 F T`` nonzeros.
+On integer interval ends instead of slots (``grid``) it is LP-I (:mod:`coflowopt.lp.edge_interval`).
 """
 
 from __future__ import annotations
