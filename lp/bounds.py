@@ -25,19 +25,21 @@ from coflowopt.model import Instance
 from .interval import IntervalParams, interval_lower_bound
 from .model import SolveParams
 from .ordering import job_ordering_lp, ordering_lp, tian_lp
-from .timeindexed import OBJECTIVES, TimeIndexedParams, time_indexed_lower_bound
+from .timeindexed import OBJECTIVES, ModelTooLarge, TimeIndexedParams, time_indexed_lower_bound
 
 __all__ = ["LowerBound", "best_lower_bound"]
 
 
 @dataclass(frozen=True)
 class LowerBound:
-    """``value`` = the largest of ``candidates`` (name -> value; NaN when a solve failed), and
-    ``source`` its name."""
+    """``value`` = the largest of ``candidates`` (name -> value; NaN when a solve failed or
+    the model was too large to build), ``source`` its name, and ``skipped`` (name -> the
+    one-line reason) for the LPs refused by their size."""
 
     value: float
     source: str
     candidates: dict[str, float] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
 
 
 def best_lower_bound(instance: Instance, objective: str = "weighted_completion", *,
@@ -49,10 +51,17 @@ def best_lower_bound(instance: Instance, objective: str = "weighted_completion",
     inst = instance
     combinatorial = _bounds.lower_bounds(inst)
     cand: dict[str, float] = {"combinatorial": combinatorial[objective]}
+    skipped: dict[str, str] = {}
     if lps:
-        ti = time_indexed_lower_bound(inst, TimeIndexedParams(objective=objective),
-                                      solve_params=params)
-        cand["time-indexed LP"] = ti.value if ti.result.optimal else math.nan
+        # the time-indexed LP grows with the horizon: past its size cap it is refused, and
+        # the other bounds still stand (a refusal must not lose them)
+        try:
+            ti = time_indexed_lower_bound(inst, TimeIndexedParams(objective=objective),
+                                          solve_params=params)
+            cand["time-indexed LP"] = ti.value if ti.result.optimal else math.nan
+        except ModelTooLarge as exc:
+            cand["time-indexed LP"] = math.nan
+            skipped["time-indexed LP"] = str(exc)
         if objective != "makespan" and inst.n_coflows:
             ib = interval_lower_bound(inst, IntervalParams(eps=0.1, objective=objective),
                                       params)
@@ -69,4 +78,4 @@ def best_lower_bound(instance: Instance, objective: str = "weighted_completion",
             cand["Tian et al. LP"] = tian_lp(inst, params).value
     finite = {k: v for k, v in cand.items() if not math.isnan(v)}
     source = max(finite, key=lambda k: finite[k])
-    return LowerBound(finite[source], source, cand)
+    return LowerBound(finite[source], source, cand, skipped)
