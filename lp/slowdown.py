@@ -42,6 +42,7 @@ from coflowopt.schedule import Schedule
 
 from .backends import solve
 from .model import LinearProgram, ModelBuilder, SolveParams, SolveResult, Status
+from .slowdown_cg import ColGenFeasibility, ColGenParams, SlowdownColGen, interval_windows
 from .timeindexed import coflow_preferences
 
 __all__ = [
@@ -110,11 +111,9 @@ def slowdown_lp(instance: Instance, E: float, phi: Any = None, *, form: str = "i
     D = rel + E * inst.isolation_time / ph if math.isfinite(E) else \
         np.full(inst.n_coflows, rel.max(initial=0.0) + inst.isolation_time.sum())
     if form == "interval":
-        pts = np.unique(np.r_[min(0.0, float(rel.min(initial=0.0))), rel, D])
-        lo = np.searchsorted(pts, rel[fc] - _EPS * np.maximum(1, np.abs(rel[fc])), side="left")
-        hi = np.searchsorted(pts, D[fc] + _EPS * np.maximum(1, np.abs(D[fc])), side="right") - 1
-        # variable (flow, k) for intervals k = lo+1 .. hi  (interval k = (pts[k-1], pts[k]])
-        first, last = lo + 1, hi
+        _, pts, first0, last0 = interval_windows(inst, E, ph)
+        # variable (flow, k) for intervals k = first .. last  (interval k = (pts[k-1], pts[k]])
+        first, last = first0 + 1, last0 + 1
         length = np.diff(pts)
         bp = pts
     else:
@@ -234,6 +233,13 @@ class SlowdownResult:
     true minimum); ``E_lo``: the largest ``E`` shown infeasible (or the starting lower bound);
     ``lp_solves``: number of feasibility LPs; ``E_mps``: the MPS bound (NaN with releases);
     ``schedule``: a schedule meeting ``E_star`` (validate it); ``history``: ``(E, feasible)``.
+
+    With ``method="colgen"`` also: ``E_lo_certified``, a proven lower bound on ``E*`` (the
+    start ``max phi_j`` or, for a batch, ``E_MPS``; raised by every test with an infeasibility
+    certificate); ``E_hi_realised``, the validated schedule's ``max phi_j (C_j - r_j) / C_j^0``
+    (a proven upper bound, at most the solver's tolerance above ``E_star``); ``tests``: per
+    feasibility test, the figures of
+    :meth:`coflowopt.lp.slowdown_cg.ColGenFeasibility.summary`.
     """
 
     E_star: float
@@ -244,12 +250,16 @@ class SlowdownResult:
     E_mps: float
     schedule: Schedule | None
     history: list[tuple[float, bool | None]] = field(default_factory=list)
+    E_lo_certified: float = math.nan
+    E_hi_realised: float = math.nan
+    tests: list[dict[str, Any]] = field(default_factory=list)
 
 
 def min_slowdown(instance: Instance, phi: Any = None, *, rtol: float = 1e-3,
                  form: str = "interval", slot: float = 1.0, E_hi: float | None = None,
                  params: SolveParams | None = None, backend: str = "highs",
-                 max_solves: int = 200, use_mps: bool = True) -> SlowdownResult:
+                 max_solves: int = 200, use_mps: bool = True, method: str = "lp",
+                 colgen: ColGenParams | None = None) -> SlowdownResult:
     """The minimum feasible slowdown ``E*`` by bisection on the feasibility LP (bounds and stopping
     rule [C]).
 
@@ -265,8 +275,19 @@ def min_slowdown(instance: Instance, phi: Any = None, *, rtol: float = 1e-3,
     ``use_mps=False`` starts from ``max_j phi_j`` even for a batch (to time the bisection
     itself: ``E_MPS`` is usually feasible at once).  Feasibility is decided to the LP solver's
     absolute tolerance (1e-7 in HiGHS), so ``E*`` is exact up to about ``rtol``.
+
+    ``method="colgen"`` decides each ``E`` by column generation
+    (:class:`~coflowopt.lp.slowdown_cg.SlowdownColGen`, settings ``colgen``; ``form``,
+    ``slot``, ``params`` and ``backend`` do not apply): the same LP without building it whole,
+    one master kept across the bisection for a batch, a certificate for every infeasible ``E``
+    and a validated schedule for every feasible one (``E_lo_certified``, ``E_hi_realised``).
+    Both lower starts are proven bounds: ``C_j - r_j >= C_j^0`` gives ``max phi_j``, and for a
+    batch the coflows with ``D_j <= D_sigma(k)`` are the MPS prefix ``A_k``, whose busiest port
+    needs ``T(A_k)`` before ``D_sigma(k)``.
     """
     _single_stage(instance, "min_slowdown")
+    if method not in ("lp", "colgen"):
+        raise ValueError(f"method: expected 'lp' or 'colgen', got {method!r}")
     inst = instance
     t0 = time.perf_counter()
     ph = coflow_preferences(inst, phi)
@@ -291,17 +312,31 @@ def min_slowdown(instance: Instance, phi: Any = None, *, rtol: float = 1e-3,
     else:
         hi = float(E_hi)
     history: list[tuple[float, bool | None]] = []
+    oracle = SlowdownColGen(inst, ph, colgen) if method == "colgen" else None
+    tests: list[ColGenFeasibility] = []
+    proven_lo = lo
 
-    def feasible(E: float) -> FeasibilityResult:
-        r = slowdown_feasibility(inst, E, ph, form=form, slot=slot, params=params,
-                                 backend=backend)
+    def feasible(E: float) -> FeasibilityResult | ColGenFeasibility:
+        if oracle is not None:
+            r = oracle.test(E)
+            tests.append(r)
+        else:
+            r = slowdown_feasibility(inst, E, ph, form=form, slot=slot, params=params,
+                                     backend=backend)
         history.append((E, r.feasible))
         return r
 
+    def result(star: float, E_lo: float, best: Any) -> SlowdownResult:
+        cert_lo = max([proven_lo] + [t.E for t in tests if t.feasible is False and t.certified])
+        realised = best.realised_E if isinstance(best, ColGenFeasibility) else math.nan
+        return SlowdownResult(star, E_lo, star, len(history), time.perf_counter() - t0, E_mps,
+                              best.schedule if best is not None else None, history,
+                              cert_lo if oracle is not None else math.nan, realised,
+                              [t.summary() for t in tests])
+
     first = feasible(lo)
     if first.feasible:
-        return SlowdownResult(lo, lo, lo, 1, time.perf_counter() - t0, E_mps, first.schedule,
-                              history)
+        return result(lo, lo, first)
     best = None
     top = feasible(hi)
     grow = 0
@@ -319,5 +354,4 @@ def min_slowdown(instance: Instance, phi: Any = None, *, rtol: float = 1e-3,
             hi, best = mid, r
         else:
             lo = mid
-    return SlowdownResult(hi, lo, hi, len(history), time.perf_counter() - t0, E_mps,
-                          best.schedule if best is not None else None, history)
+    return result(hi, lo, best if best is not None and best.feasible else None)

@@ -12,37 +12,44 @@ rows with the same coefficients per unit of volume, so they form one *group* ``g
 ``v_g``; a solution for the groups splits over their flows in proportion to volume.
 
 **Phase-1 form.**  ``y_{g,k} >= 0`` the fraction of group ``g`` served in ``I_k`` (``k`` in its
-window ``W_g``), ``o_{l,k} >= 0`` the overload of port ``l`` in ``I_k``::
+window ``W_g``), ``o_{l,k} >= 0`` the overload of port ``l`` in ``I_k``, each capacity row in
+units of its capacity ``c_{l,k} = B_l len_k`` (at the first ``E`` tested)::
 
     min  sum_{l,k} o_{l,k}
     s.t. sum_{k in W_g} y_{g,k} = 1                                   every group g
-         sum_{g through l} (v_g / S) y_{g,k} - o_{l,k} <= B_l len_k / S   every port l, interval k
+         sum_{g through l} (v_g / c_{l,k}) y_{g,k} - o_{l,k} <= 1       every port l, interval k
 
-(``S``: the time span of the first ``E`` tested; rows are O(1) as in LP-interval).  The optimum
-is 0 iff every deadline can be met (LP-interval(E) is feasible).
+The optimum is 0 iff every deadline can be met (LP-interval(E) is feasible).
 
 **Restricted master.**  Every group starts *fixed* at one interval ``k0_g`` (where a per-port
 EDF order would serve the middle of it on its busier port): its load is a constant on the
-right-hand side and it has no row.  A group gets a row and columns only once pricing moves it:
-most groups never do, so the master stays far smaller than the 10^6 groups of a
-1,000-coflow batch.
+right-hand side and it has no row.  A group that pricing moves gets *move* columns
+``z_{g,k} = y_{g,k}`` (``k != k0_g``; ``y_{g,k0} = 1 - sum_k z_{g,k}`` substituted out) and one
+row ``sum_k z_{g,k} <= 1``.  A new column enters at 0 and a new row is slack, so the basis
+stays primal feasible and HiGHS's primal simplex goes on from it (its dual simplex, from the
+same warm start, took minutes where the primal one took seconds).  Most groups are never
+moved, so the master stays far smaller than the full LP (on the 200-coflow batch below,
+about 18 k move columns instead of 3.3 M).
 
-**Pricing.**  With ``pi_{l,k} = -dual >= 0`` of the capacity rows (clipped to ``[0, 1]``), the
-reduced cost of ``y_{g,k}`` is ``(v_g / S)(pi_{src,k} + pi_{dst,k}) - u_g`` (``u_g`` the
-group row's dual; for a fixed group ``(v_g / S)(pi_{src,k0} + pi_{dst,k0})``).  The cheapest
-``k`` over every window of every group is a running minimum along ``k`` of the price of each
-(src, dst) pair, one numpy pass per distinct window start.
+**Pricing.**  With ``pi_{l,k} = -dual / c_{l,k} >= 0`` (the capacity row duals, clipped to
+``[0, 1]`` before the division: a price per unit of volume), the reduced cost of ``z_{g,k}`` is
+``v_g (pi_{src,k} + pi_{dst,k} - pi_{src,k0} - pi_{dst,k0}) - u_g`` (``u_g <= 0`` the group
+row's dual, 0 for a fixed group).  The cheapest ``k`` over every window of every group is a
+running minimum along ``k`` of the price of each (src, dst) pair, one numpy pass per distinct
+window start.  At most ``max_new`` columns (the most negative) enter per round.
 
-**Certificate of infeasibility** (Lagrangian relaxation of the capacity rows): for every
-``pi`` with ``0 <= pi <= 1``::
+**Certificate of infeasibility** (Farkas, or the Lagrangian relaxation of the capacity rows):
+for every ``pi >= 0``::
 
-    min sum o  >=  L(pi) = sum_g v_g min_{k in W_g}(pi_{src,k} + pi_{dst,k}) - sum_{l,k} pi_{l,k} B_l len_k
+    L(pi) = sum_g v_g min_{k in W_g} (pi_{src,k} + pi_{dst,k})  -  sum_{l,k} pi_{l,k} c_{l,k}
 
-(unscaled units; the ``o`` terms vanish for ``pi <= 1``).  ``L(pi) > 0`` proves that no fluid
-schedule meets the deadlines, so ``E < E*``, whatever the accuracy of the ``pi`` it came from.
-It is checked every round, so an infeasible ``E`` usually stops long before the master
-converges.  When no column prices out, the master's optimum is the full LP's and
-``L(pi)`` equals it (strong duality) up to the solver's tolerance.
+is at most ``sum_{l,k} pi_{l,k} c_{l,k} o_{l,k}`` for every assignment (each group pays at
+least its cheapest interval; the prices collect at most the capacities plus the overloads).
+So ``L(pi) > 0`` proves that no fluid schedule meets the deadlines,
+hence ``E < E*``, whatever the accuracy of the ``pi`` it came from.  It is checked every round,
+so an infeasible ``E`` usually stops long before the master converges; when no column prices
+out, the master's optimum is the full LP's and ``L(pi)`` equals it (strong duality) up to the
+solver's tolerance.
 
 **Feasible side.**  A master with total overload at most ``feas_tol`` is turned into a
 schedule (rate ``v_f y_{g,k} / len_k`` per flow, ``y`` normalised per group); an interval
@@ -116,7 +123,7 @@ class ColGenParams:
     """
 
     max_rounds: int = 2000
-    max_new: int = 20_000
+    max_new: int = 5_000
     rc_tol: float = 1e-9
     feas_tol: float = 1e-9
     cert_rtol: float = 1e-9
@@ -147,7 +154,10 @@ class ColGenFeasibility:
     ``columns``/``rows``: the master's size at the end (``y`` columns, rows);
     ``groups``/``promoted``: groups in all and those with a row; ``full_columns``: the full
     LP's ``y`` columns over the groups (sum of window lengths), for comparison;
-    ``realised_E``: the validated schedule's ``max phi_j (C_j - r_j) / C_j^0``.
+    ``realised_E``: the validated schedule's ``max phi_j (C_j - r_j) / C_j^0``;
+    ``trace``: per round ``(overload, L(pi), columns, LP seconds so far)``; ``prices``: the
+    ``pi`` of the best certificate, per volume (ingress ports x intervals, then egress), on
+    ``breakpoints`` (so anyone can recheck ``L(pi) > 0`` against the full LP).
     """
 
     E: float
@@ -166,6 +176,9 @@ class ColGenFeasibility:
     schedule: Schedule | None = None
     realised_E: float = math.nan
     message: str = ""
+    trace: tuple[tuple[float, float, int, float], ...] = ()
+    prices: np.ndarray | None = None
+    breakpoints: np.ndarray | None = None
 
     def summary(self) -> dict[str, Any]:
         """The figures without the schedule (for tables and JSON)."""
@@ -241,9 +254,9 @@ def _window_min(G: _Groups, price_in: np.ndarray, price_out: np.ndarray, m: int
 
 
 def _initial_intervals(G: _Groups, inst: Instance) -> np.ndarray:
-    """Per group, the interval holding the middle of its service when each port serves its
-    groups alone in EDF order (window end, then start) at full rate, on the busier side;
-    clipped into the window.  A heuristic start only: pricing moves what does not fit."""
+    """Per group, a start interval: the one holding the middle of the group's service when each
+    port serves its groups alone, earliest window end first, at full rate (the later of its two
+    ports), clipped into its window.  A heuristic only: pricing moves what does not fit."""
     t = np.full(G.vol.size, G.pts[0])
     for port, cap in ((G.src, inst.fabric.capacity_in), (G.dst, inst.fabric.capacity_out)):
         order = np.lexsort((G.first, G.last, port))
@@ -370,6 +383,8 @@ class SlowdownColGen:
         best_cert = -math.inf
         rounds = 0
         overload = math.nan
+        trace: list[tuple[float, float, int, float]] = []
+        best_pi: np.ndarray | None = None
 
         def done(feasible: bool | None, certified: bool, msg: str = "",
                  sched: Schedule | None = None, realised: float = math.nan) -> ColGenFeasibility:
@@ -377,7 +392,7 @@ class SlowdownColGen:
                 E, feasible, certified, best_cert, overload, rounds, int(self.col_g.size),
                 int(self.n_rows), int(G.vol.size), int((self.g_row >= 0).sum()),
                 int((G.last - G.first + 1).sum()), time.perf_counter() - t0, lp_s, sched,
-                realised, msg)
+                realised, msg, tuple(trace), best_pi, G.pts.copy())
 
         while rounds < P.max_rounds:
             left = P.time_limit - (time.perf_counter() - t0)
@@ -400,7 +415,9 @@ class SlowdownColGen:
             pay = float(G.vol @ best)
             rent = float(pi @ cap)
             cert = pay - rent
-            best_cert = max(best_cert, cert)
+            if cert > best_cert:
+                best_cert, best_pi = cert, pi
+            trace.append((overload, cert, int(self.col_g.size), lp_s))
             if overload <= P.feas_tol:
                 return self._feasible(np.asarray(sol.col_value), done)
             if cert > P.cert_rtol * (pay + rent):
