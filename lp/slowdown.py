@@ -311,32 +311,21 @@ def min_slowdown(instance: Instance, phi: Any = None, *, rtol: float = 1e-3,
         hi = max(hi, lo)
     else:
         hi = float(E_hi)
+    if method == "colgen":
+        return _min_slowdown_colgen(inst, ph, lo, hi, E_hi is None, E_mps, rtol, max_solves,
+                                    colgen or ColGenParams(), t0)
     history: list[tuple[float, bool | None]] = []
-    oracle = SlowdownColGen(inst, ph, colgen) if method == "colgen" else None
-    tests: list[ColGenFeasibility] = []
-    proven_lo = lo
 
-    def feasible(E: float) -> FeasibilityResult | ColGenFeasibility:
-        if oracle is not None:
-            r = oracle.test(E)
-            tests.append(r)
-        else:
-            r = slowdown_feasibility(inst, E, ph, form=form, slot=slot, params=params,
-                                     backend=backend)
+    def feasible(E: float) -> FeasibilityResult:
+        r = slowdown_feasibility(inst, E, ph, form=form, slot=slot, params=params,
+                                 backend=backend)
         history.append((E, r.feasible))
         return r
 
-    def result(star: float, E_lo: float, best: Any) -> SlowdownResult:
-        cert_lo = max([proven_lo] + [t.E for t in tests if t.feasible is False and t.certified])
-        realised = best.realised_E if isinstance(best, ColGenFeasibility) else math.nan
-        return SlowdownResult(star, E_lo, star, len(history), time.perf_counter() - t0, E_mps,
-                              best.schedule if best is not None else None, history,
-                              cert_lo if oracle is not None else math.nan, realised,
-                              [t.summary() for t in tests])
-
     first = feasible(lo)
     if first.feasible:
-        return result(lo, lo, first)
+        return SlowdownResult(lo, lo, lo, 1, time.perf_counter() - t0, E_mps, first.schedule,
+                              history)
     best = None
     top = feasible(hi)
     grow = 0
@@ -346,12 +335,81 @@ def min_slowdown(instance: Instance, phi: Any = None, *, rtol: float = 1e-3,
         grow += 1
     best = top
     while hi - lo > rtol * lo and len(history) < max_solves:
-        # geometric steps while the bracket spans more than a factor 2 (a bracket from a
-        # sequential schedule can reach 1e5 on trace data), then arithmetic ones
-        mid = math.sqrt(lo * hi) if hi > 2 * lo else 0.5 * (lo + hi)
+        mid = _midpoint(lo, hi)
         r = feasible(mid)
         if r.feasible:
             hi, best = mid, r
         else:
             lo = mid
-    return result(hi, lo, best if best is not None and best.feasible else None)
+    return SlowdownResult(hi, lo, hi, len(history), time.perf_counter() - t0, E_mps,
+                          best.schedule if best is not None else None, history)
+
+
+def _midpoint(lo: float, hi: float) -> float:
+    """Geometric steps while the bracket spans more than a factor 2 (a bracket from a
+    sequential schedule can reach 1e5 on trace data), then arithmetic ones."""
+    return math.sqrt(lo * hi) if hi > 2 * lo else 0.5 * (lo + hi)
+
+
+def _min_slowdown_colgen(inst: Instance, ph: np.ndarray, lo: float, hi: float,
+                         hi_validated: bool, E_mps: float, rtol: float, max_solves: int,
+                         params: ColGenParams, t0: float) -> SlowdownResult:
+    """:func:`min_slowdown` with ``method="colgen"``: the same bisection with every test by
+    :class:`~coflowopt.lp.slowdown_cg.SlowdownColGen` (one oracle, so a batch keeps its master).
+
+    A validated start ``hi`` is not tested again; the greedy EDF schedule (MPS order, the
+    shared greedy allocator) is one more candidate for it.  An undecided test (time or round
+    limit) counts as "not shown feasible": the search goes on above it, but only certified
+    tests raise ``E_lo_certified``.  ``params.budget`` bounds the whole search."""
+    from coflowopt.validate import validate
+
+    work = inst.isolation_time > 0
+    best_sched: Schedule | None = None
+    hi_realised = math.inf
+    if hi_validated:
+        from coflowopt.sim.drive import order_schedule
+
+        vs = validate(inst, order_schedule(inst, priority=inst.isolation_time / ph))
+        cct = vs.coflow_completion - inst.release
+        e = float(np.max(ph[work] * cct[work] / inst.isolation_time[work]))
+        if e < hi:
+            hi, best_sched = e, vs.schedule
+        hi_realised = hi
+    oracle = SlowdownColGen(inst, ph, params)
+    tests: list[ColGenFeasibility] = []
+    proven_lo = lo
+
+    def test(E: float) -> ColGenFeasibility | None:
+        left = params.budget - (time.perf_counter() - t0)
+        if left <= 0 or len(tests) >= max_solves:
+            return None
+        r = oracle.test(E, time_limit=min(params.time_limit, left))
+        tests.append(r)
+        return r
+
+    best = None
+    r = test(lo)
+    if r is not None and r.feasible:
+        hi, best = lo, r
+    elif not hi_validated:
+        r = test(hi)
+        while r is not None and r.feasible is not True and len(tests) < 20:
+            lo, hi = hi, 2 * hi  # widen the bracket (a given E_hi may be infeasible)
+            r = test(hi)
+        best = r if r is not None and r.feasible else None
+    while hi - lo > rtol * lo:
+        mid = _midpoint(lo, hi)
+        r = test(mid)
+        if r is None:
+            break
+        if r.feasible:
+            hi, best = mid, r
+        else:
+            lo = mid
+    if best is not None:
+        best_sched = best.schedule
+        hi_realised = min(hi_realised, best.realised_E)
+    cert_lo = max([proven_lo] + [t.E for t in tests if t.feasible is False and t.certified])
+    return SlowdownResult(hi, lo, hi, len(tests), time.perf_counter() - t0, E_mps, best_sched,
+                          [(t.E, t.feasible) for t in tests], cert_lo, hi_realised,
+                          [t.summary() for t in tests])

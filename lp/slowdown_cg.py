@@ -119,6 +119,9 @@ class ColGenParams:
     master counts as feasible (then its schedule is validated); ``cert_rtol``: ``L(pi)`` must
     exceed this fraction of the sum of its absolute terms to count as a certificate (float
     rounding is about 1e-16 per term); ``time_limit``: seconds per feasibility test;
+    ``budget``: seconds for a whole :func:`~coflowopt.lp.min_slowdown` search; ``master``:
+    ``"simplex"`` (primal, warm-started) or ``"ipm"`` (interior point without crossover, cold
+    each round; steadier on the largest masters);
     ``threads``: HiGHS threads (``None``: its default).
     """
 
@@ -128,9 +131,14 @@ class ColGenParams:
     feas_tol: float = 1e-9
     cert_rtol: float = 1e-9
     time_limit: float = math.inf
+    budget: float = math.inf
     threads: int | None = None
+    master: str = "simplex"
 
     def __post_init__(self) -> None:
+        if self.master not in ("simplex", "ipm"):
+            raise ValueError(f"ColGenParams.master: expected 'simplex' or 'ipm', got "
+                             f"{self.master!r}")
         for name in ("max_rounds", "max_new"):
             if getattr(self, name) < 1:
                 raise ValueError(f"ColGenParams.{name}: must be >= 1, got {getattr(self, name)}")
@@ -138,6 +146,8 @@ class ColGenParams:
             v = getattr(self, name)
             if not (0 <= v < 1):
                 raise ValueError(f"ColGenParams.{name}: must be in [0, 1), got {v}")
+        if not (self.budget > 0):
+            raise ValueError(f"ColGenParams.budget: must be > 0, got {self.budget}")
         if not (self.time_limit > 0):
             raise ValueError(f"ColGenParams.time_limit: must be > 0, got {self.time_limit}")
 
@@ -318,8 +328,13 @@ class SlowdownColGen:
         self.fixed = np.bincount(r_in, G.vol, n) + np.bincount(r_out, G.vol, n)
         h = new_highs()
         h.setOptionValue("output_flag", False)
-        # new columns keep the basis primal feasible (module docstring): primal simplex
-        h.setOptionValue("simplex_strategy", 4)
+        if self.params.master == "ipm":
+            # interior duals are fine: pricing and the certificate take any pi >= 0
+            h.setOptionValue("solver", "ipm")
+            h.setOptionValue("run_crossover", "off")
+        else:
+            # new columns keep the basis primal feasible (module docstring): primal simplex
+            h.setOptionValue("simplex_strategy", 4)
         if self.params.threads is not None:
             h.setOptionValue("threads", int(self.params.threads))
         inf = highspy.kHighsInf
@@ -363,8 +378,9 @@ class SlowdownColGen:
 
     # -- one test ----------------------------------------------------------------------------
 
-    def test(self, E: float) -> ColGenFeasibility:
-        """Decide whether every coflow can meet ``phi_j (C_j - r_j) <= E C_j^0``."""
+    def test(self, E: float, time_limit: float | None = None) -> ColGenFeasibility:
+        """Decide whether every coflow can meet ``phi_j (C_j - r_j) <= E C_j^0``
+        (``time_limit``: seconds, instead of the parameters')."""
         import highspy
 
         if math.isnan(E) or E <= 0:
@@ -395,7 +411,8 @@ class SlowdownColGen:
                 realised, msg, tuple(trace), best_pi, G.pts.copy())
 
         while rounds < P.max_rounds:
-            left = P.time_limit - (time.perf_counter() - t0)
+            left = (P.time_limit if time_limit is None else time_limit) - \
+                (time.perf_counter() - t0)
             if left <= 0:
                 return done(None, False, "time limit")
             self.h.setOptionValue("time_limit", float(left) if math.isfinite(left) else 1e30)

@@ -130,3 +130,31 @@ def test_bad_parameters() -> None:
         min_slowdown(small(0), method="pdlp")
     with pytest.raises(ValueError, match="E: must be > 0"):
         SlowdownColGen(small(0)).test(0.0)
+
+
+def test_interior_point_master_gives_the_same_answers() -> None:
+    """``master="ipm"`` (cold interior point, no crossover): the same decisions as the full LP
+    on a few seeds, certificates included."""
+    for seed in range(8):
+        inst = small(200 + seed)
+        e = mps(inst).E
+        cg = SlowdownColGen(inst, params=ColGenParams(master="ipm"))
+        for factor in (0.99, 1.0, 1.05):
+            want = slowdown_feasibility(inst, e * factor).feasible
+            got = cg.test(e * factor)
+            assert got.feasible is want, (seed, factor, got.message)
+            assert want or got.certified
+
+
+def test_out_of_budget_still_gives_a_proven_bracket() -> None:
+    """With no time to test, the bracket is the proven start (E_MPS, a batch) and the best
+    validated heuristic schedule (sequential or greedy EDF), whose slowdown the validator
+    confirms; E_star is that upper end."""
+    inst = seed306()
+    res = min_slowdown(inst, method="colgen", colgen=ColGenParams(budget=1e-9))
+    assert res.lp_solves == 0 and not res.tests
+    assert res.E_lo_certified == pytest.approx(E_MPS)
+    assert res.E_hi_realised >= E_STAR and res.E_star == res.E_hi_realised
+    if res.schedule is not None:
+        assert metrics.slowdown(validate(inst, res.schedule)).max() == \
+            pytest.approx(res.E_hi_realised)
