@@ -13,12 +13,15 @@
 3. **Larger batches** (50, 200, 1,000 coflows, FB-like synthetic coflows on 20/40/150 ports,
    releases 0): ``E*`` by the bisection of :func:`coflowopt.lp.min_slowdown` with
    ``method="colgen"`` (``--method lp``: the whole LP per ``E``, as before), from ``max phi``
-   (50 and 200 coflows: times the bisection itself) and from ``E_MPS``, in a child process
-   under ``--limit`` (default 600 s) and ``--mem-cap``; each feasibility test gets 0.9 x the
-   limit.  Per row: ``E*``, the certified bracket (``E_lo_certified``: proven lower bound,
-   ``E_hi_realised``: a validated schedule's slowdown), ``E*/E_MPS``, seconds, the child's
-   peak RSS, feasibility tests, column-generation rounds, the groups, the full LP's columns
-   and the final master's columns and rows.
+   (50 and 200 coflows: times the bisection itself), from ``E_MPS``, and one
+   column-generation test at ``E_MPS`` alone ("LP at E_MPS": the LP's own answer, without
+   the validated heuristic schedules that may close the bracket first), each in a child process
+   under ``--limit`` (default 600 s) and ``--mem-cap``; the search gets 0.9 x the limit as
+   its budget (then it returns its proven bracket).  Per row: ``E*``, the certified bracket
+   (``E_lo_certified``: proven lower bound, ``E_hi_realised``: a validated schedule's
+   slowdown), ``E*/E_MPS``, seconds, the child's peak RSS, feasibility tests,
+   column-generation rounds, the groups, the full LP's columns and the final master's
+   columns and rows.
 4. **MPS gap** (``--mps-gap N``, alone): ``E_MPS`` against the LP's ``E*`` on seeds
    ``0 .. N-1`` of part 2's generator (:func:`mps_gap`): how many are equal, the quantiles of
    ``E*/E_MPS`` and the worst seeds (part 2's 100 seeds hold none of the 8 gaps in 1,000).
@@ -177,16 +180,33 @@ def mps_gap(n_instances: int, rtol: float = 1e-6) -> dict[str, Any]:
             "seconds": time.perf_counter() - t0}
 
 
-def _child_bisect(n: int, m: int, seed: int, method: str, use_mps: bool, test_limit: float,
+def _child_bisect(n: int, m: int, seed: int, method: str, start: str, test_limit: float,
                   q: Any) -> None:
     import resource
 
-    from coflowopt.lp.slowdown_cg import ColGenParams
+    from coflowopt.lp.slowdown_cg import ColGenParams, SlowdownColGen
 
     inst = batch_instance(n, m, seed)
     t0 = time.perf_counter()
-    res = min_slowdown(inst, use_mps=use_mps, rtol=RTOL, method=method,
-                       colgen=ColGenParams(time_limit=test_limit))
+    # past ~10^6 flows the warm primal simplex slows down round by round: cold interior point
+    # masters with more columns per round (measured on the 1,000-coflow batch)
+    big = inst.n_flows > 500_000
+    cg = ColGenParams(budget=test_limit, time_limit=test_limit,
+                      master="ipm" if big else "simplex", max_new=40_000 if big else 5_000)
+    if start == "LP at E_MPS":  # the column-generation test alone, no heuristic bracket
+        e_mps = mps(inst).E
+        r = SlowdownColGen(inst, params=cg).test(e_mps)
+        t = r.summary()
+        q.put({"E_star": e_mps if r.feasible else math.nan, "lp_solves": 1,
+               "seconds": time.perf_counter() - t0, "E_lo_certified": e_mps,
+               "E_hi_realised": r.realised_E, "rounds": t["rounds"],
+               "lp_seconds": t["lp_seconds"], "groups": t["groups"],
+               "full_columns": t["full_columns"], "master_columns": t["columns"],
+               "master_rows": t["rows"], "feasible": r.feasible, "message": r.message,
+               "trace": r.trace,
+               "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+        return
+    res = min_slowdown(inst, use_mps=start == "E_MPS", rtol=RTOL, method=method, colgen=cg)
     out = {"E_star": res.E_star, "lp_solves": res.lp_solves, "seconds": time.perf_counter() - t0,
            "E_lo_certified": res.E_lo_certified, "E_hi_realised": res.E_hi_realised,
            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
@@ -231,19 +251,21 @@ def _limited(target: Any, args: tuple, limit: float) -> dict[str, Any] | None:
     return q.get() if not q.empty() else None
 
 
-def bench_sizes(sizes: list[tuple[int, int, bool]], limit: float, method: str = "colgen"
+def bench_sizes(sizes: list[tuple[int, int, str]], limit: float, method: str = "colgen"
                 ) -> list[dict[str, Any]]:
-    """Part 3: per (coflows, ports, use_mps) one bisection in a capped child process."""
+    """Part 3: per (coflows, ports, start) one search in a capped child process; ``start``:
+    ``"max phi"``, ``"E_MPS"`` (the bisection's lower start) or ``"LP at E_MPS"`` (one
+    column-generation test at ``E_MPS`` alone)."""
     rows = []
-    for n, m, use_mps in sizes:
+    for n, m, start in sizes:
         inst = batch_instance(n, m, 0)
         t0 = time.perf_counter()
         e_mps = mps(inst).E
         t_mps = time.perf_counter() - t0
         row: dict[str, Any] = {"coflows": n, "ports": m, "flows": inst.n_flows,
                                "E_mps": e_mps, "mps_seconds": t_mps, "limit_s": limit,
-                               "method": method, "start": "E_MPS" if use_mps else "max phi"}
-        got = _limited(_child_bisect, (n, m, 0, method, use_mps, 0.9 * limit), limit)
+                               "method": method, "start": start}
+        got = _limited(_child_bisect, (n, m, 0, method, start, 0.9 * limit), limit)
         if got is not None and got.get("memory"):
             row.update(how=f"over the {MEM_CAP / 2**30:g} GB memory cap")
         elif got is None:
@@ -304,9 +326,10 @@ def main(argv: list[str] | None = None) -> int:
         out["small"] = bench_small(n_small)
         _print_small(out["small"], n_small)
     if 3 in parts:
-        sizes = [(50, 20, False), (50, 20, True), (200, 40, False), (200, 40, True)]
+        starts = ("max phi", "E_MPS", "LP at E_MPS")
+        sizes = [(n, m, st) for n, m in ((50, 20), (200, 40)) for st in starts]
         if not args.quick:
-            sizes.append((1000, 150, True))
+            sizes += [(1000, 150, "E_MPS"), (1000, 150, "LP at E_MPS")]
         out["sizes"] = bench_sizes(sizes, limit, args.method)
         _print_sizes(out["sizes"], limit)
     if args.json:
@@ -359,7 +382,7 @@ def _print_sizes(rows: list[dict[str, Any]], limit: float) -> None:
                         ("peak_mb", "peak MB"), ("lp_solves", "tests"), ("rounds", "rounds"),
                         ("groups", "groups"), ("full_columns", "full LP cols"),
                         ("master_columns", "master cols"), ("master_rows", "master rows"),
-                        ("how", "how")]))
+                        ("feasible", "LP feasible"), ("how", "how")]))
 
 
 if __name__ == "__main__":

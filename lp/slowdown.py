@@ -388,7 +388,7 @@ def _min_slowdown_colgen(inst: Instance, ph: np.ndarray, lo: float, hi: float,
         return r
 
     best = None
-    r = test(lo)
+    r = test(lo) if hi - lo > rtol * lo else None  # a validated start may close the bracket
     if r is not None and r.feasible:
         hi, best = lo, r
     elif not hi_validated:

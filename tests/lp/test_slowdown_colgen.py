@@ -158,3 +158,14 @@ def test_out_of_budget_still_gives_a_proven_bracket() -> None:
     if res.schedule is not None:
         assert metrics.slowdown(validate(inst, res.schedule)).max() == \
             pytest.approx(res.E_hi_realised)
+
+
+def test_below_e_mps_the_per_port_prices_prove_it() -> None:
+    """For a batch every E < E_MPS fails the per-port prefix test; the test says so without a
+    master solve, and its prices pass the brute-force recheck."""
+    for seed in range(5):
+        inst = small(300 + seed)
+        e = mps(inst).E
+        got = SlowdownColGen(inst).test(e * 0.97)
+        assert got.feasible is False and got.certified and got.rounds == 0
+        assert recheck_certificate(inst, got.E, got.prices, got.breakpoints) > 0
