@@ -28,8 +28,8 @@ right-hand side and it has no row.  A group that pricing moves gets *move* colum
 row ``sum_k z_{g,k} <= 1``.  A new column enters at 0 and a new row is slack, so the basis
 stays primal feasible and HiGHS's primal simplex goes on from it (its dual simplex, from the
 same warm start, took minutes where the primal one took seconds).  Most groups are never
-moved, so the master stays far smaller than the full LP (on the 200-coflow batch below,
-about 18 k move columns instead of 3.3 M).
+moved, so the master stays far smaller than the full LP (BENCHMARKS.md, the 200-coflow
+batch: about 18 k move columns instead of 3.3 M).
 
 **Pricing.**  With ``pi_{l,k} = -dual / c_{l,k} >= 0`` (the capacity row duals, clipped to
 ``[0, 1]`` before the division: a price per unit of volume), the reduced cost of ``z_{g,k}`` is
@@ -46,10 +46,12 @@ for every ``pi >= 0``::
 is at most ``sum_{l,k} pi_{l,k} c_{l,k} o_{l,k}`` for every assignment (each group pays at
 least its cheapest interval; the prices collect at most the capacities plus the overloads).
 So ``L(pi) > 0`` proves that no fluid schedule meets the deadlines,
-hence ``E < E*``, whatever the accuracy of the ``pi`` it came from.  It is checked every round,
-so an infeasible ``E`` usually stops long before the master converges; when no column prices
-out, the master's optimum is the full LP's and ``L(pi)`` equals it (strong duality) up to the
-solver's tolerance.
+hence ``E < E*``, whatever the accuracy of the ``pi`` it came from.  Two sources of ``pi``:
+first, before any master solve, ``pi = 1`` on one port over the intervals up to the end of the
+window prefix that overloads it most (the per-port test behind ``E_MPS <= E*``: every
+``E < E_MPS`` of a batch fails it); then the master's duals every round (in practice they give
+``L > 0`` only near the master's optimum; when no column prices out, the master's optimum is
+the full LP's and ``L(pi)`` equals it, strong duality, up to the solver's tolerance).
 
 **Feasible side.**  A master with total overload at most ``feas_tol`` is turned into a
 schedule (rate ``v_f y_{g,k} / len_k`` per flow, ``y`` normalised per group); an interval
