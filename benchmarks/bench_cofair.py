@@ -11,17 +11,23 @@
    and the LP solves per bisection.  The bisection starts from ``max phi_j`` (``use_mps=False``),
    so it does not assume the bound it is compared with; ``rtol = 1e-3``.
 3. **Larger batches** (50, 200, 1,000 coflows, FB-like synthetic coflows on 20/40/150 ports,
-   releases 0): MPS against the bisection where the bisection finishes within the time limit
-   per size (``--limit``, default 600 s, run in a child process).  Where it does not, the first
-   feasibility LP's time is measured alone (also limited) and the bisection's time is
-   extrapolated as that time x the solves a bisection needed at the previous size; the table
-   says "extrapolated".
+   releases 0): ``E*`` by the bisection of :func:`coflowopt.lp.min_slowdown` with
+   ``method="colgen"`` (``--method lp``: the whole LP per ``E``, as before), from ``max phi``
+   (50 and 200 coflows: times the bisection itself), from ``E_MPS``, and one
+   column-generation test at ``E_MPS`` alone ("LP at E_MPS": the LP's own answer, without
+   the validated heuristic schedules that may close the bracket first), each in a child process
+   under ``--limit`` (default 600 s) and ``--mem-cap``; the search gets 0.9 x the limit as
+   its budget (then it returns its proven bracket).  Per row: ``E*``, the certified bracket
+   (``E_lo_certified``: proven lower bound, ``E_hi_realised``: a validated schedule's
+   slowdown), ``E*/E_MPS``, seconds, the child's peak RSS, feasibility tests,
+   column-generation rounds, the groups, the full LP's columns and the final master's
+   columns and rows.
 4. **MPS gap** (``--mps-gap N``, alone): ``E_MPS`` against the LP's ``E*`` on seeds
    ``0 .. N-1`` of part 2's generator (:func:`mps_gap`): how many are equal, the quantiles of
    ``E*/E_MPS`` and the worst seeds (part 2's 100 seeds hold none of the 8 gaps in 1,000).
 
     python benchmarks/bench_cofair.py [--quick] [--limit S] [--repeat K] [--json PATH]
-        [--mem-cap GB (default 8; 0: none)] [--parts 1,2,3]
+        [--mem-cap GB (default 8; 0: none)] [--parts 1,2,3] [--method colgen|lp]
     python benchmarks/bench_cofair.py --mps-gap 1000 [--json PATH]   (E_MPS vs E*, only)
 """
 
@@ -174,20 +180,46 @@ def mps_gap(n_instances: int, rtol: float = 1e-6) -> dict[str, Any]:
             "seconds": time.perf_counter() - t0}
 
 
-def _child_bisect(n: int, m: int, seed: int, q: Any) -> None:
+def _child_bisect(n: int, m: int, seed: int, method: str, start: str, test_limit: float,
+                  q: Any) -> None:
+    import resource
+
+    from coflowopt.lp.slowdown_cg import ColGenParams, SlowdownColGen
+
     inst = batch_instance(n, m, seed)
     t0 = time.perf_counter()
-    res = min_slowdown(inst, use_mps=False, rtol=RTOL)
-    q.put({"E_star": res.E_star, "lp_solves": res.lp_solves,
-           "seconds": time.perf_counter() - t0})
-
-
-def _child_one_lp(n: int, m: int, seed: int, E: float, q: Any) -> None:
-    inst = batch_instance(n, m, seed)
-    t0 = time.perf_counter()
-    r = slowdown_feasibility(inst, E)
-    q.put({"seconds": time.perf_counter() - t0, "feasible": r.feasible,
-           "status": str(getattr(r.result, "status", "?"))})
+    # past ~10^6 flows the warm primal simplex slows down round by round: cold interior point
+    # masters with more columns per round (measured on the 1,000-coflow batch)
+    big = inst.n_flows > 500_000
+    cg = ColGenParams(budget=test_limit, time_limit=test_limit,
+                      master="ipm" if big else "simplex", max_new=40_000 if big else 5_000)
+    if start == "LP at E_MPS":  # the column-generation test alone, no heuristic bracket
+        e_mps = mps(inst).E
+        r = SlowdownColGen(inst, params=cg).test(e_mps)
+        t = r.summary()
+        q.put({"E_star": e_mps if r.feasible else math.nan, "lp_solves": 1,
+               "seconds": time.perf_counter() - t0, "E_lo_certified": e_mps,
+               "E_hi_realised": r.realised_E, "rounds": t["rounds"],
+               "lp_seconds": t["lp_seconds"], "groups": t["groups"],
+               "full_columns": t["full_columns"], "master_columns": t["columns"],
+               "master_rows": t["rows"], "feasible": r.feasible, "message": r.message,
+               "trace": r.trace,
+               "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+        return
+    res = min_slowdown(inst, use_mps=start == "E_MPS", rtol=RTOL, method=method, colgen=cg)
+    out = {"E_star": res.E_star, "lp_solves": res.lp_solves, "seconds": time.perf_counter() - t0,
+           "E_lo_certified": res.E_lo_certified, "E_hi_realised": res.E_hi_realised,
+           "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    if res.tests:
+        last = res.tests[-1]
+        out.update(rounds=sum(t["rounds"] for t in res.tests),
+                   lp_seconds=sum(t["lp_seconds"] for t in res.tests),
+                   groups=last["groups"], full_columns=last["full_columns"],
+                   master_columns=last["columns"], master_rows=last["rows"],
+                   undecided=sum(t["feasible"] is None for t in res.tests),
+                   uncertified=sum(t["feasible"] is False and not t["certified"]
+                                   for t in res.tests))
+    q.put(out)
 
 
 #: the children's address-space cap in bytes (``--mem-cap``; None: none): an LP that grows past
@@ -219,47 +251,28 @@ def _limited(target: Any, args: tuple, limit: float) -> dict[str, Any] | None:
     return q.get() if not q.empty() else None
 
 
-def bench_sizes(sizes: list[tuple[int, int]], limit: float) -> list[dict[str, Any]]:
+def bench_sizes(sizes: list[tuple[int, int, str]], limit: float, method: str = "colgen"
+                ) -> list[dict[str, Any]]:
+    """Part 3: per (coflows, ports, start) one search in a capped child process; ``start``:
+    ``"max phi"``, ``"E_MPS"`` (the bisection's lower start) or ``"LP at E_MPS"`` (one
+    column-generation test at ``E_MPS`` alone)."""
     rows = []
-    prev_solves = None
-    for n, m in sizes:
+    for n, m, start in sizes:
         inst = batch_instance(n, m, 0)
         t0 = time.perf_counter()
         e_mps = mps(inst).E
         t_mps = time.perf_counter() - t0
         row: dict[str, Any] = {"coflows": n, "ports": m, "flows": inst.n_flows,
-                               "E_mps": e_mps, "mps_seconds": t_mps, "limit_s": limit}
-        got = _limited(_child_bisect, (n, m, 0), limit)
+                               "E_mps": e_mps, "mps_seconds": t_mps, "limit_s": limit,
+                               "method": method, "start": start}
+        got = _limited(_child_bisect, (n, m, 0, method, start, 0.9 * limit), limit)
         if got is not None and got.get("memory"):
-            row.update(E_star=math.nan, bisection_seconds=math.nan, rel_error=math.nan,
-                       speedup=math.nan, how=f"over the {MEM_CAP / 2**30:g} GB memory cap")
-        elif got is not None:
-            row.update(E_star=got["E_star"], lp_solves=got["lp_solves"],
-                       bisection_seconds=got["seconds"], how="measured",
-                       rel_error=(got["E_star"] - e_mps) / got["E_star"],
-                       speedup=got["seconds"] / max(t_mps, 1e-9))
-            prev_solves = got["lp_solves"]
+            row.update(how=f"over the {MEM_CAP / 2**30:g} GB memory cap")
+        elif got is None:
+            row.update(how=f"not in {limit:g} s")
         else:
-            one = _limited(_child_one_lp, (n, m, 0, e_mps), limit)
-            k = prev_solves or 12
-            if one is not None and one.get("memory"):
-                row.update(E_star=math.nan, lp_solves=k, bisection_seconds=math.inf,
-                           how=f"one LP over the {MEM_CAP / 2**30:g} GB memory cap",
-                           rel_error=math.nan, speedup=math.inf)
-            elif one is not None and one.get("feasible") is None:
-                # the solver gave up (under a memory cap HiGHS can stop early): no time to use
-                row.update(E_star=math.nan, lp_solves=k, bisection_seconds=math.inf,
-                           how=f"one LP not solved (status {one.get('status')}) in "
-                               f"{one['seconds']:.1f} s", rel_error=math.nan, speedup=math.inf)
-            elif one is not None:
-                est = one["seconds"] * k
-                row.update(E_star=math.nan, lp_solves=k, bisection_seconds=est,
-                           how=f"extrapolated: one LP {one['seconds']:.1f} s x {k} solves",
-                           rel_error=math.nan, speedup=est / max(t_mps, 1e-9))
-            else:
-                row.update(E_star=math.nan, lp_solves=k, bisection_seconds=math.inf,
-                           how=f"one LP did not finish in {limit:g} s", rel_error=math.nan,
-                           speedup=math.inf)
+            row.update(got, how="measured", E_star_over_E_mps=got["E_star"] / e_mps,
+                       rel_error=(got["E_star"] - e_mps) / got["E_star"])
         rows.append(row)
     return rows
 
@@ -287,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mem-cap", type=float, default=8.0,
                     help="address-space cap of each LP child, GB (0: none)")
     ap.add_argument("--parts", default="1,2,3", help="which parts to run, e.g. 3")
+    ap.add_argument("--method", default="colgen", choices=("colgen", "lp"),
+                    help="part 3: how each E is decided (lp: the whole LP-interval, IPM)")
     ap.add_argument("--mps-gap", type=int, default=0, metavar="N",
                     help="only: E_MPS against the LP's E* on small_instance(0..N-1)")
     args = ap.parse_args(argv)
@@ -311,8 +326,11 @@ def main(argv: list[str] | None = None) -> int:
         out["small"] = bench_small(n_small)
         _print_small(out["small"], n_small)
     if 3 in parts:
-        sizes = [(50, 20), (200, 40)] if args.quick else [(50, 20), (200, 40), (1000, 150)]
-        out["sizes"] = bench_sizes(sizes, limit)
+        starts = ("max phi", "E_MPS", "LP at E_MPS")
+        sizes = [(n, m, st) for n, m in ((50, 20), (200, 40)) for st in starts]
+        if not args.quick:
+            sizes += [(1000, 150, "E_MPS"), (1000, 150, "LP at E_MPS")]
+        out["sizes"] = bench_sizes(sizes, limit, args.method)
         _print_sizes(out["sizes"], limit)
     if args.json:
         with open(args.json, "w") as fh:
@@ -355,11 +373,16 @@ def _print_gap(g: dict[str, Any]) -> None:
 
 
 def _print_sizes(rows: list[dict[str, Any]], limit: float) -> None:
-    print(f"3. Larger batches (FB-like synthetic, r = 0); bisection limit {limit:g} s per size")
+    print(f"3. Larger batches (FB-like synthetic, r = 0); bisection (rtol {RTOL:g}) limit "
+          f"{limit:g} s per row, in a child process")
     print(_table(rows, [("coflows", "coflows"), ("ports", "ports"), ("flows", "flows"),
-                        ("E_mps", "E_MPS"), ("E_star", "E*"), ("rel_error", "rel err"),
-                        ("mps_seconds", "MPS s"), ("bisection_seconds", "bisection s"),
-                        ("lp_solves", "LPs"), ("speedup", "speed-up"), ("how", "how")]))
+                        ("start", "from"), ("E_mps", "E_MPS"), ("E_star", "E*"),
+                        ("E_lo_certified", "E* >= (cert.)"), ("E_hi_realised", "E* <= (valid.)"),
+                        ("E_star_over_E_mps", "E*/E_MPS"), ("seconds", "seconds"),
+                        ("peak_mb", "peak MB"), ("lp_solves", "tests"), ("rounds", "rounds"),
+                        ("groups", "groups"), ("full_columns", "full LP cols"),
+                        ("master_columns", "master cols"), ("master_rows", "master rows"),
+                        ("feasible", "LP feasible"), ("how", "how")]))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from coflowopt.schedule import Schedule
 
 from .backends import solve
 from .model import LinearProgram, ModelBuilder, SolveParams, SolveResult, Status
+from .slowdown_cg import ColGenFeasibility, ColGenParams, SlowdownColGen, interval_windows
 from .timeindexed import coflow_preferences
 
 __all__ = [
@@ -110,11 +111,9 @@ def slowdown_lp(instance: Instance, E: float, phi: Any = None, *, form: str = "i
     D = rel + E * inst.isolation_time / ph if math.isfinite(E) else \
         np.full(inst.n_coflows, rel.max(initial=0.0) + inst.isolation_time.sum())
     if form == "interval":
-        pts = np.unique(np.r_[min(0.0, float(rel.min(initial=0.0))), rel, D])
-        lo = np.searchsorted(pts, rel[fc] - _EPS * np.maximum(1, np.abs(rel[fc])), side="left")
-        hi = np.searchsorted(pts, D[fc] + _EPS * np.maximum(1, np.abs(D[fc])), side="right") - 1
-        # variable (flow, k) for intervals k = lo+1 .. hi  (interval k = (pts[k-1], pts[k]])
-        first, last = lo + 1, hi
+        _, pts, first0, last0 = interval_windows(inst, E, ph)
+        # variable (flow, k) for intervals k = first .. last  (interval k = (pts[k-1], pts[k]])
+        first, last = first0 + 1, last0 + 1
         length = np.diff(pts)
         bp = pts
     else:
@@ -234,6 +233,13 @@ class SlowdownResult:
     true minimum); ``E_lo``: the largest ``E`` shown infeasible (or the starting lower bound);
     ``lp_solves``: number of feasibility LPs; ``E_mps``: the MPS bound (NaN with releases);
     ``schedule``: a schedule meeting ``E_star`` (validate it); ``history``: ``(E, feasible)``.
+
+    With ``method="colgen"`` also: ``E_lo_certified``, a proven lower bound on ``E*`` (the
+    start ``max phi_j`` or, for a batch, ``E_MPS``; raised by every test with an infeasibility
+    certificate); ``E_hi_realised``, the validated schedule's ``max phi_j (C_j - r_j) / C_j^0``
+    (a proven upper bound, at most the solver's tolerance above ``E_star``); ``tests``: per
+    feasibility test, the figures of
+    :meth:`coflowopt.lp.slowdown_cg.ColGenFeasibility.summary`.
     """
 
     E_star: float
@@ -244,12 +250,16 @@ class SlowdownResult:
     E_mps: float
     schedule: Schedule | None
     history: list[tuple[float, bool | None]] = field(default_factory=list)
+    E_lo_certified: float = math.nan
+    E_hi_realised: float = math.nan
+    tests: list[dict[str, Any]] = field(default_factory=list)
 
 
 def min_slowdown(instance: Instance, phi: Any = None, *, rtol: float = 1e-3,
                  form: str = "interval", slot: float = 1.0, E_hi: float | None = None,
                  params: SolveParams | None = None, backend: str = "highs",
-                 max_solves: int = 200, use_mps: bool = True) -> SlowdownResult:
+                 max_solves: int = 200, use_mps: bool = True, method: str = "lp",
+                 colgen: ColGenParams | None = None) -> SlowdownResult:
     """The minimum feasible slowdown ``E*`` by bisection on the feasibility LP (bounds and stopping
     rule [C]).
 
@@ -265,8 +275,19 @@ def min_slowdown(instance: Instance, phi: Any = None, *, rtol: float = 1e-3,
     ``use_mps=False`` starts from ``max_j phi_j`` even for a batch (to time the bisection
     itself: ``E_MPS`` is usually feasible at once).  Feasibility is decided to the LP solver's
     absolute tolerance (1e-7 in HiGHS), so ``E*`` is exact up to about ``rtol``.
+
+    ``method="colgen"`` decides each ``E`` by column generation
+    (:class:`~coflowopt.lp.slowdown_cg.SlowdownColGen`, settings ``colgen``; ``form``,
+    ``slot``, ``params`` and ``backend`` do not apply): the same LP without building it whole,
+    one master kept across the bisection for a batch, a certificate for every infeasible ``E``
+    and a validated schedule for every feasible one (``E_lo_certified``, ``E_hi_realised``).
+    Both lower starts are proven bounds: ``C_j - r_j >= C_j^0`` gives ``max phi_j``, and for a
+    batch the coflows with ``D_j <= D_sigma(k)`` are the MPS prefix ``A_k``, whose busiest port
+    needs ``T(A_k)`` before ``D_sigma(k)``.
     """
     _single_stage(instance, "min_slowdown")
+    if method not in ("lp", "colgen"):
+        raise ValueError(f"method: expected 'lp' or 'colgen', got {method!r}")
     inst = instance
     t0 = time.perf_counter()
     ph = coflow_preferences(inst, phi)
@@ -290,6 +311,9 @@ def min_slowdown(instance: Instance, phi: Any = None, *, rtol: float = 1e-3,
         hi = max(hi, lo)
     else:
         hi = float(E_hi)
+    if method == "colgen":
+        return _min_slowdown_colgen(inst, ph, lo, hi, E_hi is None, E_mps, rtol, max_solves,
+                                    colgen or ColGenParams(), t0)
     history: list[tuple[float, bool | None]] = []
 
     def feasible(E: float) -> FeasibilityResult:
@@ -311,9 +335,7 @@ def min_slowdown(instance: Instance, phi: Any = None, *, rtol: float = 1e-3,
         grow += 1
     best = top
     while hi - lo > rtol * lo and len(history) < max_solves:
-        # geometric steps while the bracket spans more than a factor 2 (a bracket from a
-        # sequential schedule can reach 1e5 on trace data), then arithmetic ones
-        mid = math.sqrt(lo * hi) if hi > 2 * lo else 0.5 * (lo + hi)
+        mid = _midpoint(lo, hi)
         r = feasible(mid)
         if r.feasible:
             hi, best = mid, r
@@ -321,3 +343,73 @@ def min_slowdown(instance: Instance, phi: Any = None, *, rtol: float = 1e-3,
             lo = mid
     return SlowdownResult(hi, lo, hi, len(history), time.perf_counter() - t0, E_mps,
                           best.schedule if best is not None else None, history)
+
+
+def _midpoint(lo: float, hi: float) -> float:
+    """Geometric steps while the bracket spans more than a factor 2 (a bracket from a
+    sequential schedule can reach 1e5 on trace data), then arithmetic ones."""
+    return math.sqrt(lo * hi) if hi > 2 * lo else 0.5 * (lo + hi)
+
+
+def _min_slowdown_colgen(inst: Instance, ph: np.ndarray, lo: float, hi: float,
+                         hi_validated: bool, E_mps: float, rtol: float, max_solves: int,
+                         params: ColGenParams, t0: float) -> SlowdownResult:
+    """:func:`min_slowdown` with ``method="colgen"``: the same bisection with every test by
+    :class:`~coflowopt.lp.slowdown_cg.SlowdownColGen` (one oracle, so a batch keeps its master).
+
+    A validated start ``hi`` is not tested again; the greedy EDF schedule (MPS order, the
+    shared greedy allocator) is one more candidate for it.  An undecided test (time or round
+    limit) counts as "not shown feasible": the search goes on above it, but only certified
+    tests raise ``E_lo_certified``.  ``params.budget`` bounds the whole search."""
+    from coflowopt.validate import validate
+
+    work = inst.isolation_time > 0
+    best_sched: Schedule | None = None
+    hi_realised = math.inf
+    if hi_validated:
+        from coflowopt.sim.drive import order_schedule
+
+        vs = validate(inst, order_schedule(inst, priority=inst.isolation_time / ph))
+        cct = vs.coflow_completion - inst.release
+        e = float(np.max(ph[work] * cct[work] / inst.isolation_time[work]))
+        if e < hi:
+            hi, best_sched = e, vs.schedule
+        hi_realised = hi
+    oracle = SlowdownColGen(inst, ph, params)
+    tests: list[ColGenFeasibility] = []
+    proven_lo = lo
+
+    def test(E: float) -> ColGenFeasibility | None:
+        left = params.budget - (time.perf_counter() - t0)
+        if left <= 0 or len(tests) >= max_solves:
+            return None
+        r = oracle.test(E, time_limit=min(params.time_limit, left))
+        tests.append(r)
+        return r
+
+    best = None
+    r = test(lo) if hi - lo > rtol * lo else None  # a validated start may close the bracket
+    if r is not None and r.feasible:
+        hi, best = lo, r
+    elif not hi_validated:
+        r = test(hi)
+        while r is not None and r.feasible is not True and len(tests) < 20:
+            lo, hi = hi, 2 * hi  # widen the bracket (a given E_hi may be infeasible)
+            r = test(hi)
+        best = r if r is not None and r.feasible else None
+    while hi - lo > rtol * lo:
+        mid = _midpoint(lo, hi)
+        r = test(mid)
+        if r is None:
+            break
+        if r.feasible:
+            hi, best = mid, r
+        else:
+            lo = mid
+    if best is not None:
+        best_sched = best.schedule
+        hi_realised = min(hi_realised, best.realised_E)
+    cert_lo = max([proven_lo] + [t.E for t in tests if t.feasible is False and t.certified])
+    return SlowdownResult(hi, lo, hi, len(tests), time.perf_counter() - t0, E_mps, best_sched,
+                          [(t.E, t.feasible) for t in tests], cert_lo, hi_realised,
+                          [t.summary() for t in tests])
