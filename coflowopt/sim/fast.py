@@ -78,6 +78,7 @@ from coflowopt.sim.events import (
     iheap_push,
     indexed_delete,
     indexed_set,
+    mark_once,
     next_breakpoint,
     progress_or_stop,
     record_rate,
@@ -293,16 +294,6 @@ def _compact(n_dirty, dirty, is_dirty, active, ptr, live, live_end, finished):
                     w += 1
             live_end[c] = w
     return 0
-
-
-@njit(cache=True, inline="always")
-def _mark_dirty(c, is_dirty, dirty, n_dirty):
-    """Coflow ``c`` had a flow finish: list it for :func:`_compact`; returns ``n_dirty``."""
-    if not is_dirty[c]:
-        is_dirty[c] = True
-        dirty[n_dirty] = c
-        n_dirty += 1
-    return n_dirty
 
 
 @njit(cache=True)
@@ -987,7 +978,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             n_fin += 1
             full = full or departures == 2  # a policy re-ordered at every event
             c = fc[f]
-            n_dirty = _mark_dirty(c, is_dirty, dirty, n_dirty)
+            n_dirty = mark_once(c, is_dirty, dirty, n_dirty)  # compacted at the next recomputation
             left[c] -= 1
             if left[c] == 0:
                 active[c] = False
