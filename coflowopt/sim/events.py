@@ -63,6 +63,7 @@ __all__ = [
     "iheap_push",
     "indexed_delete",
     "indexed_set",
+    "mark_once",
     "next_breakpoint",
     "progress_or_stop",
     "record_group_rate",
@@ -238,6 +239,17 @@ def indexed_delete(hk, heap, where, n, f):
         where[g] = i
         _xup(hk, heap, where, i)
         _xdown(hk, heap, where, n, where[g])
+    return n
+
+
+@njit(cache=True, inline="always")
+def mark_once(i, marked, lst, n):
+    """Append item ``i`` to ``lst[:n]`` unless ``marked[i]`` (then mark it): a list of what
+    changed since the last reset, each item once; returns the list's size."""
+    if not marked[i]:
+        marked[i] = True
+        lst[n] = i
+        n += 1
     return n
 
 

@@ -78,6 +78,7 @@ from coflowopt.sim.events import (
     iheap_push,
     indexed_delete,
     indexed_set,
+    mark_once,
     next_breakpoint,
     progress_or_stop,
     record_rate,
@@ -261,23 +262,62 @@ def _rerank(handle, t, act, rem, admitted):
 
 
 @njit(cache=True, inline="always")
-def _refresh(t, active, ptr, live, live_end, finished, rem, x, tl):
-    """Full recomputation, first: bring every active flow up to ``t`` (the orders read
-    remaining volumes), and drop finished flows from each active coflow's live range (in
-    order), so the passes below and later recomputations touch unfinished flows only (Varys on
-    FB2010: 51 M flows a pass before, 21 M unfinished)."""
-    for c in range(active.size):
+def _refresh(t, nq, qheap, rem, x, tl):
+    """Full recomputation, first: bring the remaining volumes up to ``t`` (the orders read
+    them).  Only the flows served at a positive rate (those in the completion heap
+    ``qheap[:nq]``) need it: for ``x == 0``, ``rem - 0 * (t - tl) == rem`` exactly, and ``tl``
+    is only ever read multiplied by ``x`` (:func:`_set_rate`), so the others' floats would not
+    change (before: every active flow at every recomputation, the engine's ``n^2`` term)."""
+    for i in range(nq):
+        f = qheap[i]
+        v = rem[f] - x[f] * (t - tl[f])
+        rem[f] = v if v > 0.0 else 0.0
+        tl[f] = t
+
+
+@njit(cache=True, inline="always")
+def _compact(n_dirty, dirty, is_dirty, active, ptr, live, live_end, finished):
+    """Full recomputation, second: drop finished flows from the live range (in order) of each
+    active coflow that had a flow finish since the last one, so the passes below and the
+    policies touch unfinished flows only (Varys on FB2010: 51 M flows a pass before, 21 M
+    unfinished); the other coflows' ranges hold no finished flow already.  Returns 0 (the
+    list's new length)."""
+    for j in range(n_dirty):
+        c = dirty[j]
+        is_dirty[c] = False
         if active[c]:
             w = ptr[c]
             for i in range(ptr[c], live_end[c]):
                 f = live[i]
                 if not finished[f]:
-                    v = rem[f] - x[f] * (t - tl[f])
-                    rem[f] = v if v > 0.0 else 0.0
-                    tl[f] = t
                     live[w] = f
                     w += 1
             live_end[c] = w
+    return 0
+
+
+@njit(cache=True)
+def _initial_live(ptr, order, volume, finished, rem):
+    """Per coflow its flows left to finish ``left`` and its live range
+    ``live[ptr[c]:live_end[c]]`` (its unfinished flows, in order): an empty flow is finished
+    from the start and never listed."""
+    C = ptr.size - 1
+    left = np.zeros(C, dtype=np.int64)
+    live = order.copy()
+    live_end = ptr[1:].copy()
+    for c in range(C):
+        w = ptr[c]
+        for i in range(ptr[c], ptr[c + 1]):
+            f = order[i]
+            if volume[f] > 0.0:
+                left[c] += 1
+                live[w] = f
+                w += 1
+            else:
+                finished[f] = True
+                rem[f] = 0.0
+        live_end[c] = w
+    return left, live, live_end
 
 
 @njit(cache=True, inline="always")
@@ -321,11 +361,12 @@ def _policy_order(t, active, admitted, track_sent, sent, src, dst, volume, rem, 
 
 
 @njit(cache=True, inline="always")
-def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pmark,
-                 phead, plast, stamp_id, lcap, plist_in, plist_out, cnt_in, cnt_out):
+def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
+                 stamp_id, lcap, plist_in, plist_out, cnt_in, cnt_out, hq):
     """The priority list ``glist`` (the active coflows' unfinished flows in order), with each
     coflow's range ``cl``; the pair chains, whose first flow (the pair's head) goes to the port
-    lists.  Returns ``(cl, n_list)``."""
+    lists, and the heads' list positions ``hq`` in order (every other flow's greedy share is 0).
+    Returns ``(cl, n_list, n_heads)``."""
     m = cnt_in.size
     nc = act.size
     cl = np.zeros(nc + 1, dtype=np.int64)
@@ -340,19 +381,23 @@ def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, pr
         cl[j + 1] = n_list
     cnt_in[:] = 0
     cnt_out[:] = 0
+    n_heads = 0
     for q in range(n_list):
         f = glist[q]
         s_, d_ = src[f], dst[f]
         qp[q, 2] = s_
         qp[q, 3] = d_
+        qx[q, 0] = 0.0  # the greedy share: a head's is set by _greedy
         qx[q, 1] = 0.0
         pr = s_ * m + d_
         nxt[f] = -1
-        if pmark[pr] != stamp_id:
-            pmark[pr] = stamp_id
-            phead[pr] = f
+        if pair[pr, 0] != stamp_id:
+            pair[pr, 0] = stamp_id
+            pair[pr, 2] = f
             prv[f] = -1
             head[f] = True
+            hq[n_heads] = q
+            n_heads += 1
             a = s_ * lcap + cnt_in[s_]
             plist_in[a] = q
             qp[q, 0] = a
@@ -363,10 +408,10 @@ def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, pr
             cnt_out[d_] += 1
         else:
             head[f] = False
-            prv[f] = plast[pr]
-            nxt[plast[pr]] = f
-        plast[pr] = f
-    return cl, n_list
+            prv[f] = pair[pr, 1]
+            nxt[pair[pr, 1]] = f
+        pair[pr, 1] = f
+    return cl, n_list, n_heads
 
 
 @njit(cache=True, inline="always")
@@ -377,10 +422,10 @@ def _madd(madd, cl, n_list, glist, src, dst, rem, r, load_in, load_out, capg_in,
     residual capacities ``capg``; without ``madd`` none, and ``capg`` is the capacity."""
     capg_in[:] = cap_in
     capg_out[:] = cap_out
+    if not madd:
+        return  # r stays 0: only this step (with madd) sets a reservation
     for q in range(n_list):
         r[glist[q]] = 0.0
-    if not madd:
-        return
     for j in range(cl.size - 1):
         for q in range(cl[j], cl[j + 1]):
             f = glist[q]
@@ -415,19 +460,17 @@ def _madd(madd, cl, n_list, glist, src, dst, rem, r, load_in, load_out, capg_in,
 
 
 @njit(cache=True, inline="always")
-def _greedy(n_list, glist, head, src, dst, qp, qx, res_in, res_out, capg_in, capg_out, use_in,
-            use_out, cap_in, cap_out):
-    """The greedy pass over the list: each pair head, in order, takes ``min(free ingress,
-    free egress)`` of what MADD left (its share in ``qx[., 0]``; the residuals it saw in
-    ``res``, which the cascade repairs from)."""
+def _greedy(n_heads, hq, qp, qx, res_in, res_out, capg_in, capg_out, use_in, use_out, cap_in,
+            cap_out):
+    """The greedy pass over the pair heads ``hq`` (a flow behind its pair's head gets nothing:
+    one of its ports is full): each, in order, takes ``min(free ingress, free egress)`` of
+    what MADD left (its share in ``qx[., 0]``; the residuals it saw in ``res``, which the
+    cascade repairs from)."""
     use_in[:] = 0.0
     use_out[:] = 0.0
-    for q in range(n_list):
-        f = glist[q]
-        if not head[f]:
-            qx[q, 0] = 0.0  # behind its pair's head: one of its ports is full
-            continue
-        s_, d_ = src[f], dst[f]
+    for k in range(n_heads):
+        q = hq[k]
+        s_, d_ = qp[q, 2], qp[q, 3]
         a = qp[q, 0]
         b = qp[q, 1]
         res_in[a] = capg_in[s_] - use_in[s_]
@@ -441,8 +484,36 @@ def _greedy(n_list, glist, head, src, dst, qp, qx, res_in, res_out, capg_in, cap
 
 
 @njit(cache=True, inline="always")
+def _rate_positions(madd, n_list, n_heads, hq, nq, qheap, head, pos):
+    """The list positions whose rate a full recomputation may change, in list order: with
+    MADD every flow (a reservation goes to every flow); else the pair heads and the flows
+    still served though no longer heads.  A skipped flow has ``x == 0`` and gets
+    ``r + share = 0 + 0``, so the rate loop would leave it unchanged."""
+    if madd:
+        return np.arange(n_list, dtype=np.int32)
+    extra = np.empty(nq, dtype=np.int32)
+    ne = 0
+    for i in range(nq):
+        f = qheap[i]
+        if not head[f]:
+            extra[ne] = pos[f]
+            ne += 1
+    extra = np.sort(extra[:ne])
+    vis = np.empty(n_heads + ne, dtype=np.int32)
+    i = j = 0
+    for k in range(n_heads + ne):
+        if j >= ne or (i < n_heads and hq[i] < extra[j]):
+            vis[k] = hq[i]
+            i += 1
+        else:
+            vis[k] = extra[j]
+            j += 1
+    return vis
+
+
+@njit(cache=True, inline="always")
 def _cascade_seed(fin, n_fin, stamp_id, src, dst, r, capg_in, capg_out, ports, qp, qx, pos, head,
-                  prv, nxt, phead, newh, wh):
+                  prv, nxt, pair, newh, wh):
     """Cascade, first: the finished flows free their MADD reservations (their ports are walked
     from the start) and leave their pairs' chains; a finished head is queued, and its pair's
     next flow enters the port lists as the new head.  Returns ``(nw, n_tin, n_tout)``: the
@@ -476,7 +547,7 @@ def _cascade_seed(fin, n_fin, stamp_id, src, dst, r, capg_in, capg_out, ports, q
         if prv[f] != -1:
             nxt[prv[f]] = nxt[f]
         else:
-            phead[pr] = nxt[f]
+            pair[pr, 2] = nxt[f]
         if nxt[f] != -1:
             prv[nxt[f]] = prv[f]
         if head[f]:
@@ -484,7 +555,7 @@ def _cascade_seed(fin, n_fin, stamp_id, src, dst, r, capg_in, capg_out, ports, q
             newh[n_new] = pr  # one head per pair: m * m slots suffice
             n_new += 1
     for j in range(n_new):
-        g = phead[newh[j]]
+        g = pair[newh[j], 2]
         if g == -1 or head[g]:
             continue
         # the new head enters with no rate and the residuals the old allocation left before
@@ -640,9 +711,11 @@ def _new_lists(F, m):
     head = np.zeros(F, dtype=np.bool_)
     nxt = np.full(F, -1, dtype=np.int32)  # the pair's chain, in priority order
     prv = np.full(F, -1, dtype=np.int32)
-    phead = np.full(m * m, -1, dtype=np.int64)
-    plast = np.full(m * m, -1, dtype=np.int64)
-    pmark = np.zeros(m * m, dtype=np.int64)
+    # per (ingress, egress) pair: the recomputation that last listed it, its last listed flow
+    # and its chain's head, in one row (the list build reads a random pair per flow: one cache
+    # line, not three; int32: flow ids and recomputation counts stay below 2**31)
+    pair = np.zeros((m * m, 3), dtype=np.int32)
+    pair[:, 2] = -1
     newh = np.empty(m * m, dtype=np.int64)
     glist = np.empty(F, dtype=np.int32)
     dcap_in = np.zeros(m)  # cascade: capacity change minus usage change, per port
@@ -658,7 +731,7 @@ def _new_lists(F, m):
     # finished and new heads (at most one each per pair)
     wh = np.empty(4 * m + 2 * m * m + 16, dtype=np.int64)
     return (lcap, plist_in, cnt_in, res_in, res_out, stamp, plist_out, cnt_out, head, nxt, prv,
-            phead, plast, pmark, newh, glist, dcap_in, dcap_out, cur_in, cur_out, pm_in, pm_out,
+            pair, newh, glist, dcap_in, dcap_out, cur_in, cur_out, pm_in, pm_out,
             tp_in, tp_out, wh)
 
 
@@ -673,6 +746,7 @@ class FastRun(NamedTuple):
     recomputations: int      #: full recomputations (order, MADD, greedy)
     visits: int              #: cascade visits
     listed: int              #: flows listed by the full recomputations (their passes' work)
+    heads: int               #: pair heads of those lists (the greedy and rate passes' work)
 
 
 @njit(cache=True, nogil=True)
@@ -701,17 +775,11 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     qp = np.zeros((F, 4), dtype=np.int32)
     qx = np.zeros((F, 2))
     # coflow state
-    left = np.zeros(C, dtype=np.int64)
-    live = order.copy()  # per coflow, its unfinished flows in order: live[ptr[c]:live_end[c]]
-    live_end = ptr[1:].copy()
-    for c in range(C):
-        for i in range(ptr[c], ptr[c + 1]):
-            f = order[i]
-            if volume[f] > 0.0:
-                left[c] += 1
-            else:
-                finished[f] = True
-                rem[f] = 0.0
+    left, live, live_end = _initial_live(ptr, order, volume, finished, rem)
+    # the coflows whose live range may hold finished flows (compacted at the next recomputation)
+    is_dirty = np.zeros(C, dtype=np.bool_)
+    dirty = np.empty(max(C, 1), dtype=np.int64)
+    n_dirty = 0
     admitted = np.full(C, np.inf)
     active = np.zeros(C, dtype=np.bool_)
     csent = np.zeros(C)
@@ -725,9 +793,9 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     counter = 0
     capg_in = cap_in.copy()
     capg_out = cap_out.copy()
-    (lcap, plist_in, cnt_in, res_in, res_out, stamp, plist_out, cnt_out, head, nxt, prv, phead,
-     plast, pmark, newh, glist, dcap_in, dcap_out, cur_in, cur_out, pm_in, pm_out, tp_in,
-     tp_out, wh) = _new_lists(F, m)
+    (lcap, plist_in, cnt_in, res_in, res_out, stamp, plist_out, cnt_out, head, nxt, prv, pair,
+     newh, glist, dcap_in, dcap_out, cur_in, cur_out, pm_in, pm_out, tp_in, tp_out,
+     wh) = _new_lists(F, m)
     n_list = 0
     # admissions (each coflow once); flow completions and D-CLAS crossings (indexed)
     ak, av, na = admission_heap(n_pred, release)
@@ -755,6 +823,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     n_done = 0
     n_events = 0
     n_full = n_visits = n_listed = 0  # counters: recomputations, cascade visits, flows listed
+    n_headed = 0  # counter: pair heads the full recomputations' greedy passes visited
+    hq = np.empty(max(min(F, m * m), 1), dtype=np.int32)  # the heads' list positions, in order
     full = False
     ports = Ports(lcap, cnt_in, cnt_out, cur_in, cur_out, plist_in, plist_out, res_in, res_out,
                   dcap_in, dcap_out, pm_in, pm_out, tp_in, tp_out)
@@ -763,7 +833,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         # 1. progress, and the waiting thread's stop flag, once an event
         if progress_or_stop(kctl, t, t0, n_done, n_events):
             return FastRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns),
-                           STOPPED, n_events, n_full, n_visits, n_listed)
+                           STOPPED, n_events, n_full, n_visits, n_listed, n_headed)
         # 2. admissions at t
         while True:
             c, na = admit_next(ak, av, na, t)
@@ -785,20 +855,22 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         # 3. rates: a full recomputation (order, MADD, greedy) ...
         if full:
             n_full += 1
-            _refresh(t, active, ptr, live, live_end, finished, rem, x, tl)
+            _refresh(t, nq, qheap, rem, x, tl)
+            n_dirty = _compact(n_dirty, dirty, is_dirty, active, ptr, live, live_end, finished)
             act = _policy_order(t, active, admitted, track_sent, sent, src, dst, volume, rem,
                                 ptr, order, weight, release, width, cap_in, cap_out, live,
                                 live_end, queue, entry, priority, table, scalars, scratch,
                                 iscratch, stats, use_rank, rankfn, cbh, keyfn)
-            cl, n_list = _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt,
-                                      prv, head, pmark, phead, plast, n_full, lcap, plist_in,
-                                      plist_out, cnt_in, cnt_out)
+            cl, n_list, n_heads = _build_lists(act, ptr, live, live_end, src, dst, glist, pos,
+                                               qp, qx, nxt, prv, head, pair, n_full, lcap,
+                                               plist_in, plist_out, cnt_in, cnt_out, hq)
             n_listed += n_list
+            n_headed += n_heads
             _madd(madd, cl, n_list, glist, src, dst, rem, r, load_in, load_out, capg_in,
                   capg_out, cap_in, cap_out)
-            _greedy(n_list, glist, head, src, dst, qp, qx, res_in, res_out, capg_in, capg_out,
-                    use_in, use_out, cap_in, cap_out)
-            for q in range(n_list):
+            _greedy(n_heads, hq, qp, qx, res_in, res_out, capg_in, capg_out, use_in, use_out,
+                    cap_in, cap_out)
+            for q in _rate_positions(madd, n_list, n_heads, hq, nq, qheap, head, pos):
                 f = glist[q]
                 nx = r[f] + qx[q, 0]
                 if nx != x[f]:
@@ -813,7 +885,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             # ... or the cascade: repair the greedy allocation after flow completions
             stamp_id = n_events + 1
             nw, n_tin, n_tout = _cascade_seed(fin, n_fin, stamp_id, src, dst, r, capg_in,
-                                              capg_out, ports, qp, qx, pos, head, prv, nxt, phead,
+                                              capg_out, ports, qp, qx, pos, head, prv, nxt, pair,
                                               newh, wh)
             # the walk stays written out: it needs some 50 arguments (see above _set_rate)
             top = -1
@@ -887,7 +959,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         tn = min(heap_top(qkey, nq), heap_top(ak, na), heap_top(tkey, nt))
         if tn == np.inf:
             return FastRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns),
-                           STALLED, n_events, n_full, n_visits, n_listed)
+                           STALLED, n_events, n_full, n_visits, n_listed, n_headed)
         bps, kk, t, tol = next_breakpoint(bps, kk, t, tn)
         # 5. flow and coflow completions (written out, as the cascade walk)
         while nq > 0 and qkey[0] <= t + tol:
@@ -906,6 +978,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             n_fin += 1
             full = full or departures == 2  # a policy re-ordered at every event
             c = fc[f]
+            n_dirty = mark_once(c, is_dirty, dirty, n_dirty)  # compacted at the next recomputation
             left[c] -= 1
             if left[c] == 0:
                 active[c] = False
@@ -925,7 +998,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 n_re = _retime_all(t, active, csent, crate, ctl, flagged, retime, n_re)
     ns = _close_open(kk, x, opened, lean, vs, buf_i, buf_d, chunks_i, chunks_d, ns, bps)
     return FastRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns), DONE,
-                   n_events, n_full, n_visits, n_listed)
+                   n_events, n_full, n_visits, n_listed, n_headed)
 
 
 def fast_simulate(instance: Instance, policy: EnginePolicy, *, refill: bool = True,
@@ -985,7 +1058,7 @@ def fast_simulate(instance: Instance, policy: EnginePolicy, *, refill: bool = Tr
         raise SimulationError("the fast engine stalled: active coflows but no pending event")
     meta = {"events": int(run.events), "recomputations": int(run.recomputations),
             "refill": bool(refill), "cascade_visits": int(run.visits), "engine": "fast",
-            "recompute_flows": int(run.listed)}
+            "recompute_flows": int(run.listed), "recompute_heads": int(run.heads)}
     store = run.store
     if check is not None:
         stream.finish(run.breakpoints, store.n, buffer=(store.buf_i, store.buf_d))
