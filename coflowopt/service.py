@@ -23,7 +23,7 @@ from coflowopt.validate import Tolerance, ValidSchedule
 __all__ = ["RunResult", "run"]
 
 _COUNTERS = ("events", "recomputations", "cascade_visits", "rate_changes", "engine",
-             "pair_visits", "fill_visits", "recompute_flows")
+             "pair_visits", "fill_visits", "recompute_flows", "recompute_heads")
 
 
 @dataclass(frozen=True)
