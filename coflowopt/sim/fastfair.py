@@ -421,8 +421,7 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
         if n_done == C:
             break
-        # 3. max-min fair rates by water filling over the ports (plev, pord: each port's level
-        # and freeze number)
+        # 3. max-min fair rates by water filling over the ports (each port's plev and pord)
         mono, nv = water_fill(n_busy, busy, cap, kport, R, K, plev, pord, live, deg, adjw,
                               adjc, pkey, pheap, pwhere)
         n_fillv += nv
