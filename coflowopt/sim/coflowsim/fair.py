@@ -187,10 +187,30 @@ def retime_pairs(qn, chg, chg_d, nchg, mem, pairs, pkey, buckets, lean, store, n
         ptq[pp] = qn
         if km != pkey[pp]:
             pkey[pp] = km
-            # out of its bucket and into the new one (inlined into fair_retime, whose arrays
-            # are bound outside any loop, so coflowopt._jit forwards the helpers' copies)
-            loop.bq_remove(head, bq, pp)
-            loop.bq_insert(head, hm, bq, pp, np.int64(min(km, nb - 1.0)))
+            # out of its bucket and into the new one (loop.bq_remove and loop.bq_insert written
+            # out: inlined a second level deep, their copies of the arrays cost reference
+            # counts per pair; FB2010 FAIR streamed, warm, process time, medians of 6: 3.62 s
+            # with the helpers against 3.39 s before, 3.42 s written out against 3.50 s)
+            k0 = bq[pp, 2]
+            if k0 >= 0:
+                nx, pv = bq[pp, 0], bq[pp, 1]
+                if pv >= 0:
+                    bq[pv, 0] = nx
+                else:
+                    head[k0] = nx
+                if nx >= 0:
+                    bq[nx, 1] = pv
+            k1 = np.int64(min(km, nb - 1.0))
+            if k1 > hm[0]:
+                head[hm[0] + 1: k1 + 1] = -1
+                hm[0] = k1
+            bq[pp, 2] = k1
+            bq[pp, 1] = -1
+            h = head[k1]
+            bq[pp, 0] = h
+            if h >= 0:
+                bq[h, 1] = pp
+            head[k1] = pp
     return nseg, nsc
 
 

@@ -81,7 +81,7 @@ def insert_ascending(j, qa, jobs, x, tq, lists):
                 hd_d[p] = f
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def match_ports(at, flow_src, hd_d, nx_d, served, busy, x, d, tq, done, key, head, hm, bq,
                 buf_i, buf_d, chunks_i, chunks_d, nseg, sent, where, lpos, vs, sbuf_i, sbuf_d,
                 nsc, tbp, tinfo):
@@ -90,9 +90,10 @@ def match_ports(at, flow_src, hd_d, nx_d, served, busy, x, d, tq, done, key, hea
     rate and is queued at its finishing quantum.  ``at``: ``qn``, ports, buckets, full bytes
     per quantum, ``quantum_ms``, ``lean``, ZERO.  Returns ``(nseg, nsc)``.
 
-    Compiled on its own: its arrays, defined outside any loop here, reach the helpers inlined
-    in its loop by plain copies that :mod:`coflowopt._jit` forwards; inlined into the event
-    loop, each of those calls cost two reference counts per array."""
+    Inlined into :func:`pfp_retime`, which binds its arrays outside any loop, so they reach
+    the helpers inlined in its loop by plain copies that :mod:`coflowopt._jit` forwards
+    (inlined into the event loop itself, each of those calls cost two reference counts per
+    array)."""
     qn, n_out, nb, cfull, quantum_ms, lean, zero = at
     busy[:] = False
     for p in range(n_out):
@@ -132,15 +133,15 @@ def match_ports(at, flow_src, hd_d, nx_d, served, busy, x, d, tq, done, key, hea
     return nseg, nsc
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def finish_quantum(at, lists, flows, d, tq, sent, head, hm, bq, buf_i, buf_d, chunks_i,
                    chunks_d, vs, sbuf_i, sbuf_d, tbp, tinfo, lpos, red_open, red_job, job_open,
                    finish, counters):
     """The flows of bucket ``q``: those that finish in quantum ``q`` leave their port's list
     (and their reducer, job); a flow whose key was a lower bound is queued at its exact
     quantum.  ``at``: ``q``, buckets, ``quantum_ms``, ``lean``, ZERO; ``counters``: ``nseg``,
-    ``nsc``, active reducers and jobs.  Compiled on its own, as :func:`match_ports`.  Returns
-    ``(n_fin, active_tasks, active_jobs, nseg, nsc)``."""
+    ``nsc``, active reducers and jobs.  Inlined into :func:`pfp_settle`, as :func:`match_ports`
+    into its step.  Returns ``(n_fin, active_tasks, active_jobs, nseg, nsc)``."""
     q, nb, quantum_ms, lean, zero = at
     nseg, nsc, active_tasks, active_jobs = counters
     hd_d, nx_d, pv_d = lists
