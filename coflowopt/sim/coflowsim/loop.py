@@ -12,8 +12,8 @@ per quantum replaces the heaps.
 :func:`run_epochs` is the loop of the flow-level kernels (FAIR, PFP): epochs, admission,
 stop and progress, the bucket walk, with the scheduler's steps passed in as compiled functions
 (numba compiles one specialisation of the loop per set of steps; FB2010, whole command, the
-same time as the two loops written out: FAIR 4.14 s against 4.09 s, PFP 3.45 s against 3.40 s,
-medians of 3 interleaved runs, within their spread).  The coflow-level kernel
+same time as the two loops written out: FAIR 3.59 s of CPU against 3.66 s, 6 interleaved runs
+each, PFP 3.17 s against 3.11 s, 3 each, medians within the runs' spread).  The coflow-level kernel
 (:mod:`coflowopt.sim.coflowsim.ordered`) has no per-flow bucket queue: it advances a window of
 quanta to the next departure of a whole coflow and re-sorts the coflows there, so it keeps its
 own loop and shares :func:`next_admitted` and :func:`gathered`.
