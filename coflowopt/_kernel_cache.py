@@ -50,6 +50,7 @@ KERNEL_MODULES = (
     "sim/fastfair.py",
     "sim/kernel.py",
     "sim/policy.py",
+    "sim/ready.py",
     "orders.py",
     "sim/segstore.py",
     "sim/stepper.py",

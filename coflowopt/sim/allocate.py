@@ -17,6 +17,9 @@ early once every ingress or every egress port is saturated.
   its flows, so they finish together at the pace of its bottleneck on the residual capacity;
   a coflow that needs a saturated port is skipped; then a work-conserving backfill pass.
 - :func:`max_min_fair`: per-flow (weighted) max-min fair sharing by progressive filling.
+- :func:`water_fill`: unweighted max-min fair levels over *port pairs* by water filling (the
+  compiled engines' form of the same allocation: :mod:`coflowopt.sim.fastfair` and the
+  static-progress leftover, :mod:`coflowopt.schedulers.fair.static_progress_kernel`).
 - :func:`priority_queues`: strict priority across queues (greedy inside each) or weighted
   sharing of each port among the queues present on it, then a work-conserving top-up.
 """
@@ -29,6 +32,7 @@ import numpy as np
 
 from coflowopt._jit import njit
 from coflowopt.model import Instance
+from coflowopt.sim.events import indexed_delete, indexed_set
 
 __all__ = [
     "AllocState",
@@ -37,6 +41,7 @@ __all__ = [
     "madd",
     "max_min_fair",
     "priority_queues",
+    "water_fill",
 ]
 
 #: A port whose residual is at most this fraction of its capacity counts as saturated.
@@ -273,9 +278,86 @@ def _madd(coflows, ptr, order, src, dst, remaining, rate, rem_in, rem_out, cap_i
 
 
 @njit(cache=True)
+def water_fill(n_busy, busy, cap, kport, R, K, plev, pord, live, deg, adjw, adjc, pkey, pheap,
+               pwhere):
+    """Max-min fair levels by water filling over ports (Bertsekas and Gallager, "Data
+    Networks", 2nd ed., 1992, Ch. 6, max-min flow control: the bottleneck port, the one with
+    the smallest share ``R_u / K_u`` of residual capacity over unfrozen flows, freezes its
+    flows at that level, which lowers the residual and the count of the ports they also
+    cross).
+
+    Flows with the same two ports are alike, so the filling runs over *pairs*: port ``u``
+    (of ``deg.size``, ingress and egress numbered together) has ``deg[u]`` pairs, the other
+    port ``adjw[u, j]`` and the flow count ``adjc[u, j]`` of each; ``busy[:n_busy]``, the
+    ports that have pairs, start with residual ``cap[u]`` and count ``kport[u]``.  A pair's
+    level is that of the first of its two ports to freeze (a port freezes all its pairs not
+    yet frozen), so the filling records each port's level ``plev`` and freeze number ``pord``
+    (``deg.size`` for a port that never froze) and writes nothing per pair: pair ``(u, w)``'s
+    level is ``plev[u] if pord[u] < pord[w] else plev[w]``.  ``R``, ``K``, ``live`` are
+    scratch per port, ``pkey``, ``pheap``, ``pwhere`` an indexed heap over ports
+    (:func:`coflowopt.sim.events.indexed_set`, ``pwhere`` all -1).  Returns whether the ports
+    froze at nondecreasing levels (as they do in exact arithmetic), and the pair slots it
+    read."""
+    m2 = deg.size
+    nh = 0
+    for j in range(n_busy):
+        u = busy[j]
+        R[u] = cap[u]
+        K[u] = kport[u]
+        plev[u] = np.inf
+        pord[u] = m2
+        live[u] = 1.0
+        nh = indexed_set(pkey, pheap, pwhere, nh, u, R[u] / K[u])
+    n_frozen = 0
+    n_read = 0
+    top = -np.inf
+    mono = True
+    while nh > 0:
+        # keys are lower bounds (a port's share only rises as pairs freeze elsewhere), so the
+        # top is re-keyed until its key is exact: the same ports, in the same order, at the
+        # same levels as updating every key at every freeze, with far fewer heap moves
+        u = pheap[0]
+        if K[u] < 0.5:  # every flow through it is frozen
+            live[u] = 0.0
+            nh = indexed_delete(pkey, pheap, pwhere, nh, u)
+            continue
+        lev = max(R[u], 0.0) / K[u]
+        if lev > pkey[0]:
+            nh = indexed_set(pkey, pheap, pwhere, nh, u, lev)
+            continue
+        nh = indexed_delete(pkey, pheap, pwhere, nh, u)
+        live[u] = 0.0
+        plev[u] = lev
+        pord[u] = n_frozen
+        if lev < top:  # only by rounding (levels rise in exact arithmetic)
+            mono = False
+        top = max(top, lev)
+        n_frozen += 1
+        n_read += deg[u]
+        # the pairs whose other port w is still in the heap freeze here; a pair whose w froze
+        # first is subtracted times 0 (exactly nothing, lev being finite) in place of a branch
+        # taken about half the time (fastfair on FB2010: 619 M visits; the filling measured
+        # 2.6-2.9 s against 2.9-3.1 s with the branch)
+        for j in range(deg[u]):
+            w = adjw[u, j]
+            c = adjc[u, j] * live[w]
+            K[w] -= c
+            R[w] -= lev * c
+    return mono, n_read
+
+
+@njit(cache=True)
 def _max_min(coflows, weight, ptr, order, src, dst, remaining, rate, rem_in, rem_out, cap_in,
              cap_out, load_in, load_out, has_rate):
-    """Progressive filling: raise all unfrozen flows at speed ``weight`` until a port fills."""
+    """Progressive filling: raise all unfrozen flows at speed ``weight`` until a port fills.
+
+    Kept apart from :func:`water_fill`, whose semantics differ: flows here carry weights (IAOA,
+    Yosemite and the static-progress reference pass theirs), a port counts as full within
+    :data:`SATURATED` of its capacity, and each rate is the sum of its steps, as the textbook
+    procedure computes it; this is the reference engine's, the executable specification the
+    pair-wise water filling of the compiled engines is checked against
+    (``tests/schedulers/test_single.py``).  Its cost is one pass over the flows per bottleneck,
+    paid only on the reference engine."""
     n = 0
     for c in coflows:
         for i in range(ptr[c], ptr[c + 1]):

@@ -94,6 +94,7 @@ from coflowopt.sim.kernel import (
     run_kernel,
 )
 from coflowopt.sim.policy import EnginePolicy, PolicyState, rerank_call
+from coflowopt.sim.ready import by_admission, by_key
 from coflowopt.sim.segstore import (
     SegmentStore,
     gather_segments,
@@ -327,17 +328,8 @@ def _policy_order(t, active, admitted, track_sent, sent, src, dst, volume, rem, 
                   keyfn):
     """The policy's order of the active coflows, from admission order (ties: position): a
     whole-order rank, a Python callback, or a key (a stable sort: ties keep admission order)."""
-    nc = 0
-    for c in range(active.size):
-        if active[c]:
-            nc += 1
-    act = np.empty(nc, dtype=np.int64)
-    j = 0
-    for c in range(active.size):
-        if active[c]:
-            act[j] = c
-            j += 1
-    act = act[np.argsort(admitted[act], kind="mergesort")]
+    act = by_admission(active, admitted)
+    nc = act.size
     if track_sent:
         # a finished flow's rem is 0, so this covers every flow of the coflow
         for j in range(nc):
@@ -357,7 +349,7 @@ def _policy_order(t, active, admitted, track_sent, sent, src, dst, volume, rem, 
     kv = np.empty(nc)
     for j in range(nc):
         kv[j] = keyfn(st, act[j])
-    return act[np.argsort(kv, kind="mergesort")]
+    return by_key(act, kv)
 
 
 @njit(cache=True, inline="always")

@@ -50,6 +50,7 @@ import numpy as np
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
+from coflowopt.sim.allocate import water_fill
 from coflowopt.sim.events import (
     DONE,
     STALLED,
@@ -61,8 +62,6 @@ from coflowopt.sim.events import (
     heap_pop,
     heap_push,
     heap_top,
-    indexed_delete,
-    indexed_set,
     next_breakpoint,
     progress_or_stop,
     record_group_rate,
@@ -127,66 +126,12 @@ def _drop(items, where, n, x):
 
 # The steps take plain arrays (in named tuples the kernel took 31 s against 4.3 s on FB2010:
 # an array argument inlined two levels down inside the loop is copied at every call, reference
-# counts on each array).  _fill and _next_due are called, not inlined: inlined, the heap and
+# counts on each array).  water_fill (coflowopt.sim.allocate, shared with the static-progress
+# kernel) and _next_due are called, not inlined: inlined, the heap and
 # _smallest helpers inside them were such second-level copies (4.9 s against 4.3 s).  The
 # admissions, pair rates and completions need more than the 30 arguments an inlined call
 # takes (CPython passes more as one *args tuple, which numba's inliner refuses) and stay
 # written out in _run_fair.
-
-
-@njit(cache=True)
-def _fill(n_busy, busy, cap, kport, R, K, plev, pord, live, deg, adjw, adjc, pkey, pheap,
-          pwhere):
-    """Max-min fair levels by water filling over the busy ports: a pair's level is that of the
-    first of its two ports to freeze (a port freezes all its pairs not yet frozen), so the
-    filling records each port's level and freeze number and writes nothing per pair.  Returns
-    whether the ports froze at nondecreasing levels, and the pair slots it read."""
-    m2 = deg.size
-    nh = 0
-    for j in range(n_busy):
-        u = busy[j]
-        R[u] = cap[u]
-        K[u] = kport[u]
-        plev[u] = np.inf
-        pord[u] = m2
-        live[u] = 1.0
-        nh = indexed_set(pkey, pheap, pwhere, nh, u, R[u] / K[u])
-    n_frozen = 0
-    n_read = 0
-    top = -np.inf
-    mono = True
-    while nh > 0:
-        # keys are lower bounds (a port's share only rises as pairs freeze elsewhere), so the
-        # top is re-keyed until its key is exact: the same ports, in the same order, at the
-        # same levels as updating every key at every freeze, with far fewer heap moves
-        u = pheap[0]
-        if K[u] < 0.5:  # every flow through it is frozen
-            live[u] = 0.0
-            nh = indexed_delete(pkey, pheap, pwhere, nh, u)
-            continue
-        lev = max(R[u], 0.0) / K[u]
-        if lev > pkey[0]:
-            nh = indexed_set(pkey, pheap, pwhere, nh, u, lev)
-            continue
-        nh = indexed_delete(pkey, pheap, pwhere, nh, u)
-        live[u] = 0.0
-        plev[u] = lev
-        pord[u] = n_frozen
-        if lev < top:  # only by rounding (levels rise in exact arithmetic)
-            mono = False
-        top = max(top, lev)
-        n_frozen += 1
-        n_read += deg[u]
-        # the pairs whose other port w is still in the heap freeze here; a pair whose w froze
-        # first is subtracted times 0 (exactly nothing, lev being finite) in place of a branch
-        # taken about half the time (FB2010: 619 M visits; the filling measured 2.6-2.9 s
-        # against 2.9-3.1 s with the branch)
-        for j in range(deg[u]):
-            w = adjw[u, j]
-            c = adjc[u, j] * live[w]
-            K[w] -= c
-            R[w] -= lev * c
-    return mono, n_read
 
 
 @njit(cache=True)
@@ -476,9 +421,9 @@ def _run_fair(ptr, order, fc, src, dst, volume, release, n_pred, succ_ptr, succ,
                 na = release_successors(c, t, succ_ptr, succ, n_pred, release, ak, av, na)
         if n_done == C:
             break
-        # 3. max-min fair rates by water filling over the ports
-        mono, nv = _fill(n_busy, busy, cap, kport, R, K, plev, pord, live, deg, adjw, adjc,
-                         pkey, pheap, pwhere)
+        # 3. max-min fair rates by water filling over the ports (each port's plev and pord)
+        mono, nv = water_fill(n_busy, busy, cap, kport, R, K, plev, pord, live, deg, adjw,
+                              adjc, pkey, pheap, pwhere)
         n_fillv += nv
         # 4. the pairs whose rate changed record it (written out: as a step, 31 s against 4.3).
         # When this filling and the last froze at nondecreasing levels, only pairs whose ports'

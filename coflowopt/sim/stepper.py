@@ -45,6 +45,7 @@ from coflowopt.schedule import Schedule
 from coflowopt.sim.allocate import AllocState, greedy_kernel, zero_rates
 from coflowopt.sim.engine import SimulationError, advance_rates, next_completion, rate_moved
 from coflowopt.sim.events import admission_heap, heap_pop, next_breakpoint, release_successors
+from coflowopt.sim.ready import by_admission, by_key
 from coflowopt.validate import Tolerance, ValidSchedule, validate_changes
 
 __all__ = ["DagState", "Stepper"]
@@ -83,32 +84,6 @@ class DagState:
 
 
 # -- the compiled event loop --------------------------------------------------------------------
-
-
-@njit(cache=True)
-def _sort_ready(active, key, admitted):
-    """The ready coflows by ``key``, then admission time, then position (the tie rule of
-    :class:`coflowopt.sim.drive.StaticOrderPolicy`)."""
-    n = 0
-    for c in range(active.size):
-        if active[c]:
-            n += 1
-    out = np.empty(n, dtype=np.int64)
-    n = 0
-    for c in range(active.size):
-        if active[c]:
-            # insertion sort: few coflows are ready at once
-            j = n
-            while j > 0:
-                b = out[j - 1]
-                if key[b] > key[c] or (key[b] == key[c] and admitted[b] > admitted[c]):
-                    out[j] = b
-                    j -= 1
-                else:
-                    break
-            out[j] = c
-            n += 1
-    return out
 
 
 @njit(cache=True)
@@ -186,7 +161,8 @@ def _to_epoch(key, sc, ptr, order, src, dst, volume, remaining, rate, cap_in, ca
     nd = np.int64(sc[4])
     jobs_done = np.int64(sc[5])
     jr = np.int64(sc[6])
-    act = _sort_ready(active, key, admitted)
+    act = by_admission(active, admitted)
+    act = by_key(act, key[act])
     status = _EPOCH
     while True:
         if nd == C:

@@ -172,6 +172,16 @@ def test_pseudo_deadline_backfill_order_is_seeded():
     assert model.deadline.tolist() == pytest.approx(want, rel=1e-15)
 
 
+def test_epoch_loop_steps_have_fixed_cache_identities():
+    # a step with a per-process identity makes every process compile FAIR or PFP again
+    # (loop.steps); each step's dispatcher is named by its module and function
+    from coflowopt.sim.coflowsim.fair import FAIR_STEPS
+    from coflowopt.sim.coflowsim.pfp import PFP_STEPS
+    for fn in (*FAIR_STEPS, *PFP_STEPS):
+        mod, name = fn.py_func.__module__, fn.py_func.__qualname__
+        assert fn._uuid == f"coflowopt:{mod}.{name}"
+
+
 def test_unknown_scheduler_and_dag_are_rejected():
     with pytest.raises(KeyError, match="CoflowSim has"):
         coflowsim(_inst([(0.0, [(0, 0, 1.0)])]), "sincronia")

@@ -18,8 +18,8 @@ event, on the remaining volumes ``v_i`` of the active coflows:
    The flows of one (ingress, egress) pair are alike in it and get the same increment
    ``x_pq``, so the filling runs over the active pairs with their flow counts (water
    filling: the port with the smallest share ``R_l / K_l`` freezes its unfrozen pairs at
-   that level; shares only rise, so a heap of ports with stale keys re-keys only its top,
-   as in :mod:`coflowopt.sim.fastfair`).  Rate ``g_i + x_pq``.
+   that level; :func:`coflowopt.sim.allocate.water_fill`, the filling of
+   :mod:`coflowopt.sim.fastfair`).  Rate ``g_i + x_pq``.
 
 The next event is the first completion at these rates or the next admission.  Completion and
 rate-recording rules are the reference engine's: a flow is done when its remaining volume is
@@ -39,12 +39,11 @@ from collections import namedtuple
 import numpy as np
 
 from coflowopt._jit import njit
+from coflowopt.sim.allocate import water_fill
 from coflowopt.sim.events import (
     admission_heap,
     grow,
     heap_pop,
-    indexed_delete,
-    indexed_set,
     next_breakpoint,
     progress_or_stop,
     release_successors,
@@ -177,56 +176,35 @@ def _progress(m, ptr, src, dst, cap, rem, live, nlive, gam, active, n_act, L, to
 
 
 @njit(cache=True)
-def _leftover(P, cap, S, sused, n_s, pact, n_pact, cnt, pair_u, pair_w, K, R, deg, fill, adj,
-              pkey, pheap, pwhere, x, frz, wf):
-    """Step 2: per-flow max-min filling of the residuals over the active pairs (water
-    filling; the pair's increment in ``x``).  Returns the new filling stamp ``wf``."""
-    M2 = K.size
+def _leftover(P, cap, S, sused, n_s, pact, n_pact, cnt, pair_u, pair_w, filling, x):
+    """Step 2: per-flow max-min filling of the residuals over the active pairs by
+    :func:`~coflowopt.sim.allocate.water_fill` (``filling``: its arrays, and the residual and
+    count of each port); the pair's increment in ``x``."""
+    res, kcnt, R, K, plev, pord, live, deg, adjw, adjc, pkey, pheap, pwhere = filling
     for j in range(n_s):
         u = sused[j]
-        R[u] = max(cap[u] - P * cap[u] * S[u], 0.0)
-    deg[:] = 0
+        res[u] = max(cap[u] - P * cap[u] * S[u], 0.0)
+        kcnt[u] = 0.0
+        deg[u] = 0
+    # the active pairs on each port's row (their ports are all in sused: a pair with a count
+    # has unfinished flows, which load both its ports)
     for j in range(n_pact):
         p = pact[j]
-        deg[pair_u[p] + 1] += 1
-        deg[pair_w[p] + 1] += 1
-    for u in range(M2):
-        deg[u + 1] += deg[u]
-        fill[u] = deg[u]
-        K[u] = 0.0
+        u, w = pair_u[p], pair_w[p]
+        adjw[u, deg[u]] = w
+        adjc[u, deg[u]] = cnt[p]
+        deg[u] += 1
+        adjw[w, deg[w]] = u
+        adjc[w, deg[w]] = cnt[p]
+        deg[w] += 1
+        kcnt[u] += cnt[p]
+        kcnt[w] += cnt[p]
+    water_fill(n_s, sused, res, kcnt, R, K, plev, pord, live, deg, adjw, adjc, pkey, pheap,
+               pwhere)
     for j in range(n_pact):
         p = pact[j]
-        for u in (pair_u[p], pair_w[p]):
-            adj[fill[u]] = p
-            fill[u] += 1
-            K[u] += cnt[p]
-    wf += 1.0
-    nh = 0
-    for j in range(n_s):
-        u = sused[j]
-        nh = indexed_set(pkey, pheap, pwhere, nh, u, R[u] / K[u])
-    while nh > 0:
-        # stale keys are lower bounds (shares only rise as pairs freeze elsewhere)
-        u = pheap[0]
-        if K[u] < 0.5:
-            nh = indexed_delete(pkey, pheap, pwhere, nh, u)
-            continue
-        lev = max(R[u], 0.0) / K[u]
-        if lev > pkey[0]:
-            nh = indexed_set(pkey, pheap, pwhere, nh, u, lev)
-            continue
-        nh = indexed_delete(pkey, pheap, pwhere, nh, u)
-        for j in range(deg[u], deg[u + 1]):
-            p = adj[j]
-            if frz[p] == wf:
-                continue
-            frz[p] = wf
-            x[p] = lev
-            w = pair_w[p] if pair_u[p] == u else pair_u[p]
-            if pwhere[w] >= 0:
-                K[w] -= cnt[p]
-                R[w] -= lev * cnt[p]
-    return wf
+        u, w = pair_u[p], pair_w[p]
+        x[p] = plev[u] if pord[u] < pord[w] else plev[w]
 
 
 @njit(cache=True)
@@ -323,17 +301,13 @@ def run_static_progress_kernel(ptr, order, src, dst, volume, release, n_pred, su
     ppos = np.full(NP, -1, dtype=np.int64)
     n_pact = 0
     x = np.zeros(NP)
-    frz = np.zeros(NP)  # stamp of the filling that froze the pair
-    # water filling: per-port rows of active pairs, rebuilt at each event
-    K = np.zeros(M2)
-    R = np.zeros(M2)
-    deg = np.zeros(M2 + 1, dtype=np.int64)
-    fill = np.zeros(M2, dtype=np.int64)
-    adj = np.empty(max(2 * NP, 1), dtype=np.int64)
-    pkey = np.empty(M2)
-    pheap = np.empty(M2, dtype=np.int64)
-    pwhere = np.full(M2, -1, dtype=np.int64)
-    wf = 0.0
+    # water filling: each port's residual and flow count, scratch, its level and freeze
+    # number, the rows of active pairs (other port, flow count: float32 is exact below 2**24
+    # flows), rebuilt at each event, and the heap of ports
+    filling = (np.zeros(M2), np.zeros(M2), np.zeros(M2), np.zeros(M2), np.zeros(M2),
+               np.zeros(M2, dtype=np.int64), np.zeros(M2), np.zeros(M2, dtype=np.int64),
+               np.empty((M2, m), dtype=np.int32), np.empty((M2, m), dtype=np.float32),
+               np.empty(M2), np.empty(M2, dtype=np.int64), np.full(M2, -1, dtype=np.int64))
     ak, av, na = admission_heap(n_pred, release)
     bps = np.empty(1024)
     bps[0] = t0
@@ -370,8 +344,7 @@ def run_static_progress_kernel(ptr, order, src, dst, volume, release, n_pred, su
         prog_p[n_prog] = P
         n_prog += 1
         if work_conserving:
-            wf = _leftover(P, cap, S, sused, n_s, pact, n_pact, cnt, pair_u, pair_w, K, R, deg,
-                           fill, adj, pkey, pheap, pwhere, x, frz, wf)
+            _leftover(P, cap, S, sused, n_s, pact, n_pact, cnt, pair_u, pair_w, filling, x)
         for j in range(n_s):
             S[sused[j]] = 0.0
         ns, dt = _rates(P, work_conserving, ptr, fpair, rem, live, nlive, gam, active, n_act, x,

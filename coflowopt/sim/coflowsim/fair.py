@@ -30,16 +30,14 @@ from coflowopt._jit import njit
 from coflowopt.sim.coflowsim import loop
 from coflowopt.sim.coflowsim.javafloat import advance
 from coflowopt.sim.coflowsim.stream import (
-    breakpoint_times,
     flush_grouped,
-    last_change,
     new_times,
 )
-from coflowopt.sim.events import progress_or_stop
 from coflowopt.sim.segstore import new_store, put_segment
 from coflowopt.validate import member_push, own_push
 
-__all__ = ["csr_ptr", "finish_bucket", "join_job", "retime_pairs", "run_fair", "walk_ports"]
+__all__ = ["FAIR_STEPS", "csr_ptr", "fair_close", "fair_join", "fair_retime", "fair_settle",
+           "finish_bucket", "join_job", "retime_pairs", "run_fair", "walk_ports"]
 
 
 @njit(cache=True, inline="always")
@@ -190,8 +188,9 @@ def retime_pairs(qn, chg, chg_d, nchg, mem, pairs, pkey, buckets, lean, store, n
         if km != pkey[pp]:
             pkey[pp] = km
             # out of its bucket and into the new one (loop.bq_remove and loop.bq_insert written
-            # out: inlined a second level deep, in this helper, their copies of the arrays are
-            # not forwarded and cost reference counts per pair)
+            # out: inlined a second level deep, their copies of the arrays cost reference
+            # counts per pair; FB2010 FAIR streamed, warm, process time, medians of 6: 3.62 s
+            # with the helpers against 3.39 s before, 3.42 s written out against 3.50 s)
             k0 = bq[pp, 2]
             if k0 >= 0:
                 nx, pv = bq[pp, 0], bq[pp, 1]
@@ -226,9 +225,8 @@ def finish_bucket(at, mem, pairs, pkey, ports, jobs, head, hm, bq, buf_i, buf_d,
     ``at``: ``q``, buckets, ``quantum_ms``, ``lean``, ZERO; ``counters``: ``nseg``, ``nsc``,
     active reducers and jobs.  Returns ``(n_fin, active_tasks, active_jobs, nseg, nsc)``.
 
-    Inlined into the event loop, with the arrays that inlined helpers take one by one: they
-    reach those by plain copies that :mod:`coflowopt._jit` forwards (compiled on its own, a
-    call an event cost reference counts on every array, FAIR 7% slower)."""
+    Inlined into :func:`fair_settle`, with the arrays that inlined helpers take one by one:
+    they reach those by plain copies that :mod:`coflowopt._jit` forwards."""
     q, nb, quantum_ms, lean, zero = at
     nseg, nsc, active_tasks, active_jobs = counters
     mrow, mg, mlo, mhi = mem
@@ -299,13 +297,95 @@ def finish_bucket(at, mem, pairs, pkey, ports, jobs, head, hm, bq, buf_i, buf_d,
     return n_fin, active_tasks, active_jobs, nseg, nsc
 
 
+# -- the steps of loop.run_epochs (FAIR's state ``st``: see run_fair) -------------------------
+
+
+@njit(cache=True, error_model="numpy")
+def fair_join(st, j, qa, nseg, nsc):
+    """Job ``j`` admitted at quantum ``qa`` (:func:`join_job`)."""
+    jobs, pair_of, ports, on_port, lean, mem, pairs, store, stream, qz, _, _, _, _, _ = st
+    quantum_ms, zero = qz
+    return join_job(j, qa, jobs, pair_of, ports, on_port, lean, mem, pairs, store, nseg, stream,
+                    nsc, quantum_ms, zero)
+
+
+@njit(cache=True, error_model="numpy")
+def fair_retime(st, qn, nseg, nsc):
+    """The rates from quantum ``qn``: each port's fair share, the pairs of the marked ports
+    re-rated (:func:`walk_ports`), the changed ones re-timed (:func:`retime_pairs`)."""
+    _, _, ports, on_port, lean, mem, pairs, store, stream, qz, walk, pkey, buckets, stats, _ = st
+    quantum_ms, zero = qz
+    n_dst, n_src, mark_d, mark_s = ports
+    hi_d, hi_s, arr_d, arr_s, in_d, in_s = on_port
+    n_out, n_in, cfull, sh_d, sh_s, lo_d, lo_s, pdst, psrc, chg, chg_d = walk
+    _, _, mlo, mhi = mem
+    pd = pairs[0]
+    for p in range(n_out):
+        if n_dst[p] > 0:
+            sh_d[p] = cfull / n_dst[p]
+    for p in range(n_in):
+        if n_src[p] > 0:
+            sh_s[p] = cfull / n_src[p]
+    nchg = walk_ports(n_out, mark_d, lo_d, hi_d, arr_d, in_d, mlo, mhi, sh_d, sh_s, pdst, psrc,
+                      pd, chg, chg_d, 0)
+    nchg = walk_ports(n_in, mark_s, lo_s, hi_s, arr_s, in_s, mlo, mhi, sh_d, sh_s, pdst, psrc,
+                      pd, chg, chg_d, nchg)
+    return retime_pairs(qn, chg, chg_d, nchg, mem, pairs, pkey, buckets, lean, store, nseg,
+                        stream, nsc, stats, quantum_ms, zero)
+
+
+@njit(cache=True, error_model="numpy")
+def fair_settle(st, q, active_tasks, active_jobs, nseg, nsc):
+    """The pairs of bucket ``q`` (:func:`finish_bucket`); streamed, the flows that ran their
+    last quantum at a rate of their own stop at ``q + 1``.  Returns ``(n_fin, active_tasks,
+    active_jobs, nseg, nsc)``."""
+    jobs, _, ports, _, lean, mem, pairs, store, stream, qz, _, pkey, buckets, stats, fin = st
+    quantum_ms, zero = qz
+    red_rack, flow_src = jobs[1], jobs[3]
+    head, hm, bq, nb = buckets
+    buf_i, buf_d, chunks_i, chunks_d = store
+    vs, vg, sbuf_i, sbuf_d, tbp, tinfo, where, _ = stream
+    f_red, red_open, red_job, job_open, finish, fvol, fin_list = fin
+    n_fin, active_tasks, active_jobs, nseg, nsc = finish_bucket(
+        (q, nb, quantum_ms, lean, zero), mem, pairs, pkey, ports, (red_rack, flow_src, f_red),
+        head, hm, bq, buf_i, buf_d, chunks_i, chunks_d, vs, vg, sbuf_i, sbuf_d, tbp, tinfo,
+        red_open, red_job, job_open, finish, stats, fvol, fin_list, where,
+        (nseg, nsc, active_tasks, active_jobs))
+    if lean:
+        for j in range(n_fin):
+            if fin_list[j] >= 0:
+                nsc = own_push(sbuf_i, sbuf_d, nsc, where[fin_list[j]], q + 1, 0.0)
+                if nsc == sbuf_d.size:
+                    nsc = flush_grouped(vs, vg, sbuf_i, sbuf_d, nsc, tbp, tinfo, quantum_ms)
+    return n_fin, active_tasks, active_jobs, nseg, nsc
+
+
+@njit(cache=True, error_model="numpy")
+def fair_close(st, qz, nsc):
+    """Streamed, the members still served (a run cut at its time limit) leave at quantum
+    ``qz``.  Returns ``nsc``."""
+    _, _, _, _, lean, mem, _, _, stream, qzm, _, _, _, _, _ = st
+    if not lean:
+        return nsc
+    vs, vg, sbuf_i, sbuf_d, tbp, tinfo, where, _ = stream
+    _, mg, mlo, mhi = mem
+    for pp in range(mhi.size):
+        for sl in range(mlo[pp], mhi[pp]):
+            nsc = member_push(sbuf_i, sbuf_d, nsc, where[mg[sl]], qz, -1)
+            if nsc == sbuf_d.size:
+                nsc = flush_grouped(vs, vg, sbuf_i, sbuf_d, nsc, tbp, tinfo, qzm[0])
+    return nsc
+
+
 @njit(cache=True, error_model="numpy", nogil=True)
-def run_fair(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, pair_of, n_pairs,
-             n_in, n_out, epoch_ms, quantum_ms, zero, lean, where, fvol, vs, vg, sbuf_i,
-             sbuf_d, kctl):
-    """Run FAIR (module docstring).  Returns per job ``start``, ``finish`` (ms), the stored
-    segments, counters (events, rate changes, flow completions, pair changes), and the
-    streamed run's breakpoint times, buffered count and first quantum."""
+def run_fair(begin, join, retime, settle, close, arrival, red_ptr, red_rack, flow_ptr, flow_src,
+             flow_size, pair_of, n_pairs, n_in, n_out, epoch_ms, quantum_ms, zero, lean, where,
+             fvol, vs, vg, sbuf_i, sbuf_d, kctl):
+    """Run FAIR (module docstring) on :func:`~coflowopt.sim.coflowsim.loop.run_epochs` with
+    the steps :data:`FAIR_STEPS` (passed in: a compiled function referenced inside a kernel
+    is a dynamic global, which numba does not cache).  Returns per job ``start``, ``finish``
+    (ms), the stored segments, counters (events, rate changes, flow completions, pair
+    changes), and the streamed run's breakpoint times, buffered count and first quantum."""
     n = arrival.size
     nf = flow_size.size
     P = n_pairs
@@ -328,102 +408,36 @@ def run_fair(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, pair_of,
     # quantum ptq, a lower bound on the finishing quantum (exact once checked), the group's
     # service per member when it joined (lean); and the flow
     mem = (np.empty((nf, 3)), np.empty(nf, dtype=np.int64), mlo, mhi)
-    # the pairs whose rate changes at an event, with their old rate
-    chg = np.empty(P, dtype=np.int64)
-    chg_d = np.empty(P)
     # per pair: bytes per quantum of every member, since quantum; lean: the rate the
     # validator holds (MB/ms), since (ms), service
-    pd = np.zeros(P)
-    pairs = (pd, np.zeros(P, dtype=np.int64), np.zeros(P), np.zeros(P), np.zeros(P))
-    pkey = np.full(P, np.inf)
+    pairs = (np.zeros(P), np.zeros(P, dtype=np.int64), np.zeros(P), np.zeros(P), np.zeros(P))
     # each port's pairs with members (dropped at the port's next walk once empty)
     lo_d = csr_ptr(pdst, n_out)
     lo_s = csr_ptr(psrc, n_in)
-    hi_d = lo_d[:n_out].copy()
-    hi_s = lo_s[:n_in].copy()
-    arr_d = np.empty(P, dtype=np.int64)
-    arr_s = np.empty(P, dtype=np.int64)
-    in_d = np.zeros(P, dtype=np.bool_)
-    in_s = np.zeros(P, dtype=np.bool_)
-    n_dst = np.zeros(n_out, dtype=np.int64)
-    n_src = np.zeros(n_in, dtype=np.int64)
-    mark_d = np.zeros(n_out, dtype=np.bool_)
-    mark_s = np.zeros(n_in, dtype=np.bool_)
-    ports = (n_dst, n_src, mark_d, mark_s)
-    sh_d = np.zeros(n_out)  # the fair share C / flows of each port, as the min() reads it
-    sh_s = np.zeros(n_in)
+    on_port = (lo_d[:n_out].copy(), lo_s[:n_in].copy(), np.empty(P, dtype=np.int64),
+               np.empty(P, dtype=np.int64), np.zeros(P, dtype=np.bool_),
+               np.zeros(P, dtype=np.bool_))
+    # flows per port, and the ports whose pairs are to be re-rated
+    ports = (np.zeros(n_out, dtype=np.int64), np.zeros(n_in, dtype=np.int64),
+             np.zeros(n_out, dtype=np.bool_), np.zeros(n_in, dtype=np.bool_))
+    # the fair share C / flows of each port, as the min() reads it; the pairs whose rate
+    # changes at an event, with their old rate
+    walk = (n_out, n_in, cfull, np.zeros(n_out), np.zeros(n_in), lo_d, lo_s, pdst, psrc,
+            np.empty(P, dtype=np.int64), np.empty(P))
     stats = np.zeros(4, dtype=np.int64)  # events, rate changes, flow completions, pair changes
     # the pairs with members, in buckets of whole quanta by their key (loop.bq_insert)
     buckets = loop.new_buckets(P, quantum_ms)
-    head, hm, bq, nb = buckets
-    cursor = 0
-    buf_i, buf_d, chunks_i, chunks_d = store = new_store()
-    nseg = 0
+    store = new_store()
     fin_list = np.empty(nf if lean else 0, dtype=np.int64)
     tbp, tinfo = new_times(lean, buckets[3])
     stream = (vs, vg, sbuf_i, sbuf_d, tbp, tinfo, where, flow_size)
-    nsc, cur, active_jobs, active_tasks, t_ms, stopped = 0, 0, 0, 0, 0, False
-    while t_ms < loop.END_MS and (cur < n or active_tasks > 0) and not stopped:
-        qa = t_ms // quantum_ms
-        added = 0
-        while True:
-            j, cur, active_jobs, active_tasks = loop.next_admitted(
-                cur, arrival, t_ms, epoch_ms, flow_ptr, red_ptr, start, finish, active_jobs,
-                active_tasks)
-            if j < 0:
-                break
-            nseg, nsc = join_job(j, qa, (red_ptr, red_rack, flow_ptr, flow_src), pair_of, ports,
-                                 (hi_d, hi_s, arr_d, arr_s, in_d, in_s), lean, mem, pairs, store,
-                                 nseg, stream, nsc, quantum_ms, zero)
-            added += 1
-        # events inside the epoch: rates re-timed after admissions and after flows finished
-        retime = added > 0
-        qn, q_end = qa, (t_ms + epoch_ms) // quantum_ms
-        while active_jobs > 0:
-            stopped = progress_or_stop(kctl, qn * quantum_ms, 0.0, cur - active_jobs, stats[0])
-            if stopped:
-                break
-            if retime:
-                for p in range(n_out):
-                    if n_dst[p] > 0:
-                        sh_d[p] = cfull / n_dst[p]
-                for p in range(n_in):
-                    if n_src[p] > 0:
-                        sh_s[p] = cfull / n_src[p]
-                nchg = walk_ports(n_out, mark_d, lo_d, hi_d, arr_d, in_d, mlo, mhi, sh_d, sh_s,
-                                  pdst, psrc, pd, chg, chg_d, 0)
-                nchg = walk_ports(n_in, mark_s, lo_s, hi_s, arr_s, in_s, mlo, mhi, sh_d, sh_s,
-                                  pdst, psrc, pd, chg, chg_d, nchg)
-                nseg, nsc = retime_pairs(qn, chg, chg_d, nchg, mem, pairs, pkey, buckets, lean,
-                                         store, nseg, stream, nsc, stats, quantum_ms, zero)
-            q = cursor = loop.next_bucket(head, hm, cursor, q_end)
-            if q >= q_end:
-                break
-            n_fin, active_tasks, active_jobs, nseg, nsc = finish_bucket(
-                (q, nb, quantum_ms, lean, zero), mem, pairs, pkey, ports,
-                (red_rack, flow_src, f_red), head, hm, bq, buf_i, buf_d, chunks_i, chunks_d, vs,
-                vg, sbuf_i, sbuf_d, tbp, tinfo, red_open, red_job, job_open, finish, stats, fvol,
-                fin_list, where, (nseg, nsc, active_tasks, active_jobs))
-            retime = n_fin > 0
-            if not retime:
-                continue
-            if lean:
-                for j in range(n_fin):
-                    if fin_list[j] >= 0:
-                        nsc = own_push(sbuf_i, sbuf_d, nsc, where[fin_list[j]], q + 1, 0.0)
-                        if nsc == sbuf_d.size:
-                            nsc = flush_grouped(vs, vg, sbuf_i, sbuf_d, nsc, tbp, tinfo,
-                                                quantum_ms)
-            stats[0] += 1
-            qn = q + 1
-        t_ms += epoch_ms
-    if lean and not stopped:  # members still served (a run cut at its time limit) leave here
-        qz = last_change(tinfo, sbuf_i, nsc)
-        for pp in range(P):
-            for sl in range(mlo[pp], mhi[pp]):
-                nsc = member_push(sbuf_i, sbuf_d, nsc, where[mem[1][sl]], qz, -1)
-                if nsc == sbuf_d.size:
-                    nsc = flush_grouped(vs, vg, sbuf_i, sbuf_d, nsc, tbp, tinfo, quantum_ms)
-    sf, sa, sb, sd = loop.gathered(store, nseg)
-    return start, finish, sf, sa, sb, sd, stats, breakpoint_times(sbuf_i, nsc, tbp, tinfo,
-                                                                  quantum_ms), nsc, tinfo[0]
+    st = ((red_ptr, red_rack, flow_ptr, flow_src), pair_of, ports, on_port, lean, mem, pairs,
+          store, stream, (quantum_ms, zero), walk, np.full(P, np.inf), buckets, stats,
+          (f_red, red_open, red_job, job_open, finish, fvol, fin_list))
+    return loop.run_epochs(begin, join, retime, settle, close, st, arrival, red_ptr, flow_ptr,
+                           epoch_ms, quantum_ms, buckets, store, (sbuf_i, tbp, tinfo), start,
+                           finish, stats, kctl)
+
+
+#: FAIR's steps of :func:`~coflowopt.sim.coflowsim.loop.run_epochs`, for :func:`run_fair`
+FAIR_STEPS = (loop.no_step, *loop.steps(fair_join, fair_retime, fair_settle, fair_close))

@@ -18,16 +18,14 @@ from coflowopt._jit import njit
 from coflowopt.sim.coflowsim import loop
 from coflowopt.sim.coflowsim.javafloat import advance
 from coflowopt.sim.coflowsim.stream import (
-    breakpoint_times,
-    last_change,
     last_rate,
     new_times,
     push_change,
 )
-from coflowopt.sim.events import progress_or_stop
 from coflowopt.sim.segstore import new_store, put_segment
 
-__all__ = ["finish_quantum", "insert_ascending", "match_ports", "run_pfp"]
+__all__ = ["PFP_STEPS", "finish_quantum", "insert_ascending", "match_ports", "pfp_begin",
+           "pfp_close", "pfp_join", "pfp_retime", "pfp_settle", "run_pfp"]
 
 
 @njit(cache=True, inline="always")
@@ -83,7 +81,7 @@ def insert_ascending(j, qa, jobs, x, tq, lists):
                 hd_d[p] = f
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def match_ports(at, flow_src, hd_d, nx_d, served, busy, x, d, tq, done, key, head, hm, bq,
                 buf_i, buf_d, chunks_i, chunks_d, nseg, sent, where, lpos, vs, sbuf_i, sbuf_d,
                 nsc, tbp, tinfo):
@@ -92,9 +90,10 @@ def match_ports(at, flow_src, hd_d, nx_d, served, busy, x, d, tq, done, key, hea
     rate and is queued at its finishing quantum.  ``at``: ``qn``, ports, buckets, full bytes
     per quantum, ``quantum_ms``, ``lean``, ZERO.  Returns ``(nseg, nsc)``.
 
-    Compiled on its own: its arrays, defined outside any loop here, reach the helpers inlined
-    in its loop by plain copies that :mod:`coflowopt._jit` forwards; inlined into the event
-    loop, each of those calls cost two reference counts per array."""
+    Inlined into :func:`pfp_retime`, which binds its arrays outside any loop, so they reach
+    the helpers inlined in its loop by plain copies that :mod:`coflowopt._jit` forwards
+    (inlined into the event loop itself, each of those calls cost two reference counts per
+    array)."""
     qn, n_out, nb, cfull, quantum_ms, lean, zero = at
     busy[:] = False
     for p in range(n_out):
@@ -134,15 +133,15 @@ def match_ports(at, flow_src, hd_d, nx_d, served, busy, x, d, tq, done, key, hea
     return nseg, nsc
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def finish_quantum(at, lists, flows, d, tq, sent, head, hm, bq, buf_i, buf_d, chunks_i,
                    chunks_d, vs, sbuf_i, sbuf_d, tbp, tinfo, lpos, red_open, red_job, job_open,
                    finish, counters):
     """The flows of bucket ``q``: those that finish in quantum ``q`` leave their port's list
     (and their reducer, job); a flow whose key was a lower bound is queued at its exact
     quantum.  ``at``: ``q``, buckets, ``quantum_ms``, ``lean``, ZERO; ``counters``: ``nseg``,
-    ``nsc``, active reducers and jobs.  Compiled on its own, as :func:`match_ports`.  Returns
-    ``(n_fin, active_tasks, active_jobs, nseg, nsc)``."""
+    ``nsc``, active reducers and jobs.  Inlined into :func:`pfp_settle`, as :func:`match_ports`
+    into its step.  Returns ``(n_fin, active_tasks, active_jobs, nseg, nsc)``."""
     q, nb, quantum_ms, lean, zero = at
     nseg, nsc, active_tasks, active_jobs = counters
     hd_d, nx_d, pv_d = lists
@@ -193,12 +192,92 @@ def finish_quantum(at, lists, flows, d, tq, sent, head, hm, bq, buf_i, buf_d, ch
     return n_fin, active_tasks, active_jobs, nseg, nsc
 
 
+# -- the steps of loop.run_epochs (PFP's state ``st``: see run_pfp) ---------------------------
+
+
+@njit(cache=True, error_model="numpy")
+def pfp_begin(st, qa, nseg, nsc):
+    """At an epoch's start: the served flows brought to quantum ``qa`` (:func:`catch_up`)."""
+    at, _, _, served, _, x, d, tq, _, _, _, store, sent, where, lpos, strm, _, _ = st
+    n_out, _, _, quantum_ms, lean, zero = at
+    vs, sbuf_i, sbuf_d, tbp, tinfo = strm
+    return catch_up(qa, n_out, served, x, d, tq, lean, store, nseg, sent, where, lpos, vs,
+                    sbuf_i, sbuf_d, nsc, tbp, tinfo, quantum_ms, zero)
+
+
+@njit(cache=True, error_model="numpy")
+def pfp_join(st, j, qa, nseg, nsc):
+    """Job ``j`` admitted at quantum ``qa``: its flows into the ports' lists
+    (:func:`insert_ascending`)."""
+    _, _, lists, _, _, x, _, tq, _, _, _, _, _, _, _, _, jobs, _ = st
+    insert_ascending(j, qa, jobs, x, tq, lists)
+    return nseg, nsc
+
+
+@njit(cache=True, error_model="numpy")
+def pfp_retime(st, qn, nseg, nsc):
+    """The matching from quantum ``qn`` (:func:`match_ports`)."""
+    (at, flow_src, lists, served, busy, x, d, tq, done, key, buckets, store, sent, where, lpos,
+     strm, _, _) = st
+    n_out, nb, cfull, quantum_ms, lean, zero = at
+    head, hm, bq, _ = buckets
+    buf_i, buf_d, chunks_i, chunks_d = store
+    vs, sbuf_i, sbuf_d, tbp, tinfo = strm
+    return match_ports((qn, n_out, nb, cfull, quantum_ms, lean, zero), flow_src, lists[0],
+                       lists[1], served, busy, x, d, tq, done, key, head, hm, bq, buf_i, buf_d,
+                       chunks_i, chunks_d, nseg, sent, where, lpos, vs, sbuf_i, sbuf_d, nsc, tbp,
+                       tinfo)
+
+
+@njit(cache=True, error_model="numpy")
+def pfp_settle(st, q, active_tasks, active_jobs, nseg, nsc):
+    """The flows of bucket ``q`` (:func:`finish_quantum`); streamed, the flows that ran their
+    last quantum at a rate of their own stop at ``q + 1``.  Returns ``(n_fin, active_tasks,
+    active_jobs, nseg, nsc)``."""
+    (at, _, lists, served, _, x, d, tq, done, key, buckets, store, sent, where, lpos, strm,
+     jobs, fin) = st
+    _, nb, _, quantum_ms, lean, zero = at
+    head, hm, bq, _ = buckets
+    buf_i, buf_d, chunks_i, chunks_d = store
+    vs, sbuf_i, sbuf_d, tbp, tinfo = strm
+    f_red, stats, fvol, fin_list, red_open, red_job, job_open, finish = fin
+    n_fin, active_tasks, active_jobs, nseg, nsc = finish_quantum(
+        (q, nb, quantum_ms, lean, zero), lists,
+        (served, x, done, key, f_red, jobs[1], stats, fvol, fin_list, where), d, tq, sent, head,
+        hm, bq, buf_i, buf_d, chunks_i, chunks_d, vs, sbuf_i, sbuf_d, tbp, tinfo, lpos,
+        red_open, red_job, job_open, finish, (nseg, nsc, active_tasks, active_jobs))
+    if lean:
+        for j in range(n_fin):
+            if fin_list[j] >= 0:
+                nsc = push_change(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, where[fin_list[j]],
+                                  q + 1, 0.0, quantum_ms, lpos)
+    return n_fin, active_tasks, active_jobs, nseg, nsc
+
+
+@njit(cache=True, error_model="numpy")
+def pfp_close(st, qz, nsc):
+    """Streamed, the flows still served (a run cut at its time limit) stop at quantum ``qz``.
+    Returns ``nsc``."""
+    at, _, _, _, _, _, d, _, done, _, _, _, _, where, lpos, strm, _, _ = st
+    _, _, _, quantum_ms, lean, _ = at
+    if not lean:
+        return nsc
+    vs, sbuf_i, sbuf_d, tbp, tinfo = strm
+    for g in range(done.size):
+        if not done[g] and d[g] != 0.0:
+            nsc = push_change(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, where[g], qz, 0.0, quantum_ms,
+                              lpos)
+    return nsc
+
+
 @njit(cache=True, error_model="numpy", nogil=True)
-def run_pfp(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_out,
-            epoch_ms, quantum_ms, zero, lean, where, fvol, vs, sbuf_i, sbuf_d, kctl):
-    """Run PFP (module docstring).  Returns per job ``start``, ``finish`` (ms), the stored
-    segments, counters (events, rate changes, flow completions), and the streamed run's
-    breakpoint times, buffered count and first quantum."""
+def run_pfp(begin, join, retime, settle, close, arrival, red_ptr, red_rack, flow_ptr, flow_src,
+            flow_size, n_in, n_out, epoch_ms, quantum_ms, zero, lean, where, fvol, vs, sbuf_i,
+            sbuf_d, kctl):
+    """Run PFP (module docstring) on :func:`~coflowopt.sim.coflowsim.loop.run_epochs` with
+    the steps :data:`PFP_STEPS` (passed in, as for FAIR's).  Returns per job ``start``,
+    ``finish`` (ms), the stored segments, counters (events, rate changes, flow completions),
+    and the streamed run's breakpoint times, buffered count and first quantum."""
     n = arrival.size
     nf = flow_size.size
     cfull = 1.0 * 1024 * 1048576 / 8.0 * (1.0 * quantum_ms / 1024)  # bytes per quantum
@@ -214,81 +293,33 @@ def run_pfp(arrival, red_ptr, red_rack, flow_ptr, flow_src, flow_size, n_in, n_o
     red_open = np.diff(flow_ptr)  # open flows per reducer
     job_open = np.diff(red_ptr)  # open reducers per job
     # each reducer port's flows as a linked list sorted by bytes left at insertion
-    hd_d = np.full(n_out, -1, dtype=np.int64)
-    nx_d = np.full(nf, -1, dtype=np.int64)
-    lists = (hd_d, nx_d, np.full(nf, -1, dtype=np.int64))
+    lists = (np.full(n_out, -1, dtype=np.int64), np.full(nf, -1, dtype=np.int64),
+             np.full(nf, -1, dtype=np.int64))
     # the served flow of each reducer port
     served = np.full(n_out, -1, dtype=np.int64)
     busy = np.zeros(n_in, dtype=np.bool_)
     stats = np.zeros(3, dtype=np.int64)  # events, rate changes, flow completions
     # the finishing quantum of each queued flow, in buckets
-    head, hm, bq, nb = loop.new_buckets(nf, quantum_ms)
-    cursor = 0
+    buckets = loop.new_buckets(nf, quantum_ms)
     # segments go to fixed buffers flushed into chunk lists: no array is reallocated inside
     # the event loop (a loop-carried, reallocatable array made the re-time loop 3x slower)
     # (flow, first quantum, last quantum exclusive; bytes per quantum)
-    buf_i, buf_d, chunks_i, chunks_d = store = new_store()
-    nseg = 0
+    store = new_store()
     # streaming (lean): MB each flow was sent before its open segment (for the drift), the
     # flows that finished in a quantum (rate 0 from the next), the breakpoint times
     sent = np.zeros(nf if lean else 0)
     fin_list = np.empty(nf if lean else 0, dtype=np.int64)
     lpos = np.full(nf if lean else 0, -1, dtype=np.int64)  # by transformed flow
-    tbp, tinfo = new_times(lean, nb)
-    nsc, cur, active_jobs, active_tasks, t_ms, stopped = 0, 0, 0, 0, 0, False
-    while t_ms < loop.END_MS and (cur < n or active_tasks > 0) and not stopped:
-        qa = t_ms // quantum_ms
-        nseg, nsc = catch_up(qa, n_out, served, x, d, tq, lean, store,
-                             nseg, sent, where, lpos, vs, sbuf_i, sbuf_d, nsc, tbp, tinfo,
-                             quantum_ms, zero)
-        added = 0
-        while True:
-            j, cur, active_jobs, active_tasks = loop.next_admitted(
-                cur, arrival, t_ms, epoch_ms, flow_ptr, red_ptr, start, finish, active_jobs,
-                active_tasks)
-            if j < 0:
-                break
-            insert_ascending(j, qa, (red_ptr, red_rack, flow_ptr, flow_size), x, tq, lists)
-            added += 1
-        # events inside the epoch: the matching re-timed after admissions and after flows
-        # finished
-        retime = added > 0
-        qn, q_end = qa, (t_ms + epoch_ms) // quantum_ms
-        while active_jobs > 0:
-            stopped = progress_or_stop(kctl, qn * quantum_ms, 0.0, cur - active_jobs, stats[0])
-            if stopped:
-                break
-            if retime:
-                nseg, nsc = match_ports((qn, n_out, nb, cfull, quantum_ms, lean, zero),
-                                        flow_src, hd_d, nx_d, served, busy, x, d, tq, done, key,
-                                        head, hm, bq, buf_i, buf_d, chunks_i, chunks_d, nseg,
-                                        sent, where, lpos, vs, sbuf_i, sbuf_d, nsc, tbp, tinfo)
-            q = cursor = loop.next_bucket(head, hm, cursor, q_end)
-            if q >= q_end:
-                break
-            n_fin, active_tasks, active_jobs, nseg, nsc = finish_quantum(
-                (q, nb, quantum_ms, lean, zero), lists,
-                (served, x, done, key, f_red, red_rack, stats, fvol, fin_list, where), d, tq,
-                sent, head, hm, bq, buf_i, buf_d, chunks_i, chunks_d, vs, sbuf_i, sbuf_d, tbp,
-                tinfo, lpos, red_open, red_job, job_open, finish,
-                (nseg, nsc, active_tasks, active_jobs))
-            retime = n_fin > 0
-            if not retime:
-                continue
-            if lean:
-                for j in range(n_fin):
-                    if fin_list[j] >= 0:
-                        nsc = push_change(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo,
-                                          where[fin_list[j]], q + 1, 0.0, quantum_ms, lpos)
-            stats[0] += 1
-            qn = q + 1
-        t_ms += epoch_ms
-    if lean and not stopped:  # flows still served (a run cut at its time limit) stop here
-        qz = last_change(tinfo, sbuf_i, nsc)
-        for g in range(nf):
-            if not done[g] and d[g] != 0.0:
-                nsc = push_change(vs, sbuf_i, sbuf_d, nsc, tbp, tinfo, where[g], qz, 0.0,
-                                  quantum_ms, lpos)
-    sf, sa, sb, sd = loop.gathered(store, nseg)
-    return start, finish, sf, sa, sb, sd, stats, breakpoint_times(sbuf_i, nsc, tbp, tinfo,
-                                                                  quantum_ms), nsc, tinfo[0]
+    tbp, tinfo = new_times(lean, buckets[3])
+    # the state of PFP's steps: constants, then arrays in the order the steps unpack them
+    st = ((n_out, buckets[3], cfull, quantum_ms, lean, zero), flow_src, lists, served, busy,
+          x, d, tq, done, key, buckets, store, sent, where, lpos,
+          (vs, sbuf_i, sbuf_d, tbp, tinfo), (red_ptr, red_rack, flow_ptr, flow_size),
+          (f_red, stats, fvol, fin_list, red_open, red_job, job_open, finish))
+    return loop.run_epochs(begin, join, retime, settle, close, st, arrival, red_ptr, flow_ptr,
+                           epoch_ms, quantum_ms, buckets, store, (sbuf_i, tbp, tinfo), start,
+                           finish, stats, kctl)
+
+
+#: PFP's steps of :func:`~coflowopt.sim.coflowsim.loop.run_epochs`, for :func:`run_pfp`
+PFP_STEPS = loop.steps(pfp_begin, pfp_join, pfp_retime, pfp_settle, pfp_close)

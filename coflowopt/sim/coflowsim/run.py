@@ -17,7 +17,7 @@ import numpy as np
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
-from coflowopt.sim.coflowsim.fair import run_fair
+from coflowopt.sim.coflowsim.fair import FAIR_STEPS, run_fair
 from coflowopt.sim.coflowsim.model import (
     MIB,
     VOLUME_RTOL,
@@ -29,7 +29,7 @@ from coflowopt.sim.coflowsim.model import (
     transformed,
 )
 from coflowopt.sim.coflowsim.ordered import run_ordered
-from coflowopt.sim.coflowsim.pfp import run_pfp
+from coflowopt.sim.coflowsim.pfp import PFP_STEPS, run_pfp
 from coflowopt.sim.kernel import Notify, Progress, new_control, prepare, progress_target, run_kernel
 from coflowopt.validate import StreamValidator, Tolerance, ValidSchedule
 
@@ -219,13 +219,14 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
         groups = stream.grouped(pairs // m.n_out if lean else pairs[:0],
                                 pairs % m.n_out if lean else pairs[:0])
         fn = run_fair
-        args = (m.arrival, m.red_ptr, m.red_rack, m.flow_ptr, m.flow_src, m.flow_size, pair_of,
-                pairs.size, m.n_in, m.n_out, params.epoch_ms, q, params.zero, lean, where, fvol,
+        args = (*FAIR_STEPS, m.arrival, m.red_ptr, m.red_rack, m.flow_ptr, m.flow_src,
+                m.flow_size, pair_of, pairs.size, m.n_in, m.n_out, params.epoch_ms, q,
+                params.zero, lean, where, fvol,
                 stream.state, groups, *stream.buffer, ctl)
     elif name == "pfp":
         fn = run_pfp
-        args = (m.arrival, m.red_ptr, m.red_rack, m.flow_ptr, m.flow_src, m.flow_size, m.n_in,
-                m.n_out, params.epoch_ms, q, params.zero, *lean_args)
+        args = (*PFP_STEPS, m.arrival, m.red_ptr, m.red_rack, m.flow_ptr, m.flow_src,
+                m.flow_size, m.n_in, m.n_out, params.epoch_ms, q, params.zero, *lean_args)
     else:
         fn = run_ordered
         # without pseudo-deadlines the backfill follows admission order (ties keep the list's)
