@@ -96,6 +96,9 @@ class StampedLocator(caching._CacheLocator):
 
     def __init__(self, inner: Any):
         self._inner = inner
+        # numba's "cannot cache" warning reads the locator's file: without it the warning
+        # became an AttributeError that hid the reason
+        self._py_file = getattr(inner, "_py_file", "")
 
     def ensure_cache_path(self) -> None:
         self._inner.ensure_cache_path()
