@@ -54,6 +54,7 @@ from coflowopt.sim.events import (
     heap_push,
     iheap_pop,
     iheap_push,
+    mark_once,
     release_successors,
 )
 from coflowopt.sim.sink import Outcome, RateSink
@@ -96,16 +97,6 @@ class ApproximateParams(Params):
 #: what the list-scheduling kernel returns: per flow its ``start``, ``end`` (NaN for a flow
 #: without data) and ``rate`` (0 for a flow without data)
 FlowTimes = namedtuple("FlowTimes", ["start", "end", "rate"])
-
-
-@njit(cache=True, inline="always")
-def _mark(p, dirty, dlist, nd):
-    """Port ``p`` changed at this event (listed once); returns the list's size."""
-    if not dirty[p]:
-        dirty[p] = True
-        dlist[nd] = p
-        nd += 1
-    return nd
 
 
 @njit(cache=True)
@@ -178,7 +169,7 @@ def _list_schedule(lst, cptr, corder, src, dst, vol, fcof, release, npred, sptr,
                 f = rv[0]
                 nr = heap_pop(rk, rv, nr)
                 for p in (src[f], m + dst[f]):
-                    nd = _mark(p, dirty, dlist, nd)
+                    nd = mark_once(p, dirty, dlist, nd)
                 c = fcof[f]
                 left[c] -= 1
                 if left[c] == 0:
@@ -193,7 +184,7 @@ def _list_schedule(lst, cptr, corder, src, dst, vol, fcof, release, npred, sptr,
                     if vol[f] > 0.0:
                         for p in (src[f], m + dst[f]):
                             hn[p] = iheap_push(h[hptr[p]:], hn[p], pos[f])
-                            nd = _mark(p, dirty, dlist, nd)
+                            nd = mark_once(p, dirty, dlist, nd)
                 if left[c] == 0:  # nothing to send
                     done += 1
                     ne = release_successors(c, t, sptr, succ, pending, release, ek, ev, ne)
