@@ -71,6 +71,7 @@ from coflowopt.schedulers.learned.features import (
     instance_batch,
     job_batches,
 )
+from coflowopt.schedulers.learned.live import LiveFeatures
 from coflowopt.schedulers.learned.network import DeepWeaveConfig, forward
 from coflowopt.sim.drive import order_schedule
 from coflowopt.sim.sink import Outcome, RateSink
@@ -167,16 +168,21 @@ def deepweave_priorities(instance: Instance, params: dict[str, np.ndarray],
 
 
 def _priorities(instance: Instance, params: dict[str, np.ndarray], config: DeepWeaveConfig,
-                state: Any, jobs: np.ndarray | None, gdm: np.ndarray | None = None
-                ) -> np.ndarray:
+                state: Any, jobs: np.ndarray | None, gdm: np.ndarray | None = None,
+                live: LiveFeatures | None = None) -> np.ndarray:
     """Priorities of the jobs flagged in ``jobs`` (``None``: all); 0 elsewhere.  ``gdm``: the
-    static G-DM-BF rank of feature set ``"v2"`` when the caller has it."""
+    static G-DM-BF rank of feature set ``"v2"`` when the caller has it; ``live``: the run's
+    :class:`.live.LiveFeatures` (``state`` a :class:`.features.DagState`), which keeps the
+    per-coflow sums between states."""
     out = np.zeros(instance.n_coflows)
     if config.head == "attr":  # per-node priorities: one pass over the whole instance
-        b = instance_batch(instance, state=state, feature_set=config.feature_set, gdm=gdm)
+        b = (instance_batch(instance, state=state, feature_set=config.feature_set, gdm=gdm)
+             if live is None else live.instance_batch(state))
         out[:] = forward(params, config, b)
         return out
-    for b in job_batches(instance, state=state, feature_set=config.feature_set, gdm=gdm):
+    batches = (job_batches(instance, state=state, feature_set=config.feature_set, gdm=gdm)
+               if live is None else live.job_batches(state))
+    for b in batches:
         if b.n_nodes and (jobs is None or jobs[b.job]):
             out[b.coflows] = forward(params, config, b)
     return out
@@ -245,9 +251,12 @@ def run_deepweave(instance: Instance, params: DeepWeaveParams, sink: RateSink, *
                                   progress).with_meta(info)
     elif rerank == "events":
         gdm = gdm_positions(instance) if cfg.feature_set == "v2" else None
+        # the per-coflow sums kept between events: a state costs the coflows that changed,
+        # not every flow of the instance (issue 28)
+        live = LiveFeatures(instance, cfg.feature_set, gdm)
 
         def rerank(view: Any) -> np.ndarray:
-            pri = _priorities(instance, weights, cfg, DagState.from_view(view), None, gdm)
+            pri = _priorities(instance, weights, cfg, live.state(view), None, gdm, live)
             return _order(instance, pri, np.asarray(view.coflows, dtype=np.int64), across)
 
         out = order_schedule(instance, rerank=rerank, engine=engine, check=sink.check,

@@ -52,16 +52,15 @@ nothing sent yet; *running*: ready with some volume sent; *done*: every flow com
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from coflowopt.model import Instance
 
-__all__ = ["FEATURE_NAMES", "FEATURE_SETS", "HEURISTIC_NAMES", "N_FEATURES", "DagBatch",
-           "DagState", "coflow_features", "gdm_positions", "heuristic_features", "instance_batch",
-           "job_batches",
-           "n_features", "node_levels"]
+__all__ = ["FEATURE_NAMES", "FEATURE_SETS", "HEURISTIC_NAMES", "N_FEATURES", "CoflowTotals",
+           "DagBatch", "DagState", "coflow_features", "coflow_totals", "gdm_positions",
+           "heuristic_features", "instance_batch", "job_batches", "n_features", "node_levels"]
 
 FEATURE_NAMES: tuple[str, ...] = (
     "volume", "width", "length", "isolation_cct", "remaining", "unfinished_children",
@@ -249,15 +248,60 @@ def _job_max(values: np.ndarray, job: np.ndarray, n_jobs: int) -> np.ndarray:
     return m[job]
 
 
-def coflow_features(instance: Instance, state: DagState | None = None) -> np.ndarray:
-    """``(C, N_FEATURES)`` features of every coflow of ``instance`` (module docstring)."""
+class CoflowTotals(NamedTuple):
+    """The per-coflow sums of a state's remaining flow volumes that the features read: the
+    only part of them that costs time in the number of flows (the rest is per coflow or per
+    edge), so a caller that follows a run (:class:`.live.LiveFeatures`) can keep them up to
+    date for the coflows that changed only.
+
+    ``remaining``: ``(C,)`` remaining volume per coflow (its flows summed in flow order);
+    ``bottleneck``: ``(C,)`` largest remaining port load over capacity,
+    ``max_l p_il / cap_l`` (feature 12 before scaling; done coflows not yet zeroed)."""
+
+    remaining: np.ndarray
+    bottleneck: np.ndarray
+
+
+def coflow_totals(instance: Instance, remaining: np.ndarray,
+                  coflows: np.ndarray | None = None) -> CoflowTotals:
+    """:class:`CoflowTotals` of ``coflows`` (default all, in position order) at the flows'
+    ``remaining`` volumes; row ``k`` is that of ``coflows[k]``, the same floats as the row of
+    the whole instance (each coflow's flows summed in flow order)."""
+    from coflowopt.orders import port_loads
+
+    inst = instance
+    rem = np.asarray(remaining, dtype=np.float64)
+    cap = np.concatenate([inst.fabric.capacity_in, inst.fabric.capacity_out])
+    if coflows is None:
+        cof = np.arange(inst.n_coflows, dtype=np.int64)
+        tot = np.bincount(inst.flow_coflow, weights=rem, minlength=inst.n_coflows)
+    else:
+        cof = np.asarray(coflows, dtype=np.int64)
+        ptr = inst.coflow_flows_ptr
+        lens = ptr[cof + 1] - ptr[cof]
+        # each coflow's flows in flow order (coflow_flow_order is a stable sort), so bincount
+        # adds them in the order the whole-instance bincount does
+        first = np.repeat(ptr[cof] - np.cumsum(lens) + lens, lens)
+        flows = inst.coflow_flow_order[first + np.arange(int(lens.sum()))]
+        tot = np.bincount(np.repeat(np.arange(cof.size), lens), weights=rem[flows],
+                          minlength=cof.size)
+    bn = ((port_loads(inst, cof, rem) / cap[None, :]).max(axis=1) if cof.size
+          else np.zeros(0))
+    return CoflowTotals(tot, bn)
+
+
+def coflow_features(instance: Instance, state: DagState | None = None, *,
+                    totals: CoflowTotals | None = None) -> np.ndarray:
+    """``(C, N_FEATURES)`` features of every coflow of ``instance`` (module docstring);
+    ``totals``: :func:`coflow_totals` of ``state``, when the caller has them."""
     inst = instance
     st = DagState.initial(inst) if state is None else _as_state(state)
     st.check(inst)
     c, j = inst.n_coflows, inst.coflow_job
     size = np.asarray(inst.coflow_size, dtype=np.float64)
     width = inst.coflow_width.astype(np.float64)
-    remaining = np.bincount(inst.flow_coflow, weights=st.remaining, minlength=c)
+    remaining = (np.bincount(inst.flow_coflow, weights=st.remaining, minlength=c)
+                 if totals is None else totals.remaining)
     done = np.asarray(st.done, dtype=bool)
     ready = np.asarray(st.ready, dtype=bool) & ~done
     e = inst.starts_after
@@ -302,11 +346,12 @@ def gdm_positions(instance: Instance) -> np.ndarray:
 
 
 def heuristic_features(instance: Instance, state: DagState | None = None,
-                       level: np.ndarray | None = None, gdm: np.ndarray | None = None
-                       ) -> np.ndarray:
+                       level: np.ndarray | None = None, gdm: np.ndarray | None = None, *,
+                       totals: CoflowTotals | None = None) -> np.ndarray:
     """``(C, 4)``: the heuristics' scores of feature set ``"v2"`` (module docstring) at
     ``state`` (``None``: :meth:`DagState.initial`); ``level``: :func:`node_levels` of the
-    instance's Starts-After DAG, ``gdm``: :func:`gdm_positions`, when the caller has them."""
+    instance's Starts-After DAG, ``gdm``: :func:`gdm_positions`, ``totals``:
+    :func:`coflow_totals` of ``state``, when the caller has them."""
     from coflowopt.orders import bssi, port_loads
 
     inst = instance
@@ -322,8 +367,7 @@ def heuristic_features(instance: Instance, state: DagState | None = None,
         sigma = bssi(loads, np.asarray(inst.coflow_weight, dtype=np.float64)[ready], cap)
         out[ready[sigma], 0] = np.arange(ready.size) / max(ready.size - 1, 1)
     out[:, 1] = gdm_positions(inst) if gdm is None else gdm
-    allc = np.arange(c, dtype=np.int64)
-    bn = (port_loads(inst, allc, st.remaining) / cap[None, :]).max(axis=1) if c else np.zeros(0)
+    bn = (coflow_totals(inst, st.remaining) if totals is None else totals).bottleneck.copy()
     bn[done] = 0.0
     e = inst.starts_after
     if level is None:
@@ -343,7 +387,8 @@ def heuristic_features(instance: Instance, state: DagState | None = None,
 
 
 def job_batches(instance: Instance, *, state: DagState | None = None,
-                feature_set: str = "v1", gdm: np.ndarray | None = None) -> list[DagBatch]:
+                feature_set: str = "v1", gdm: np.ndarray | None = None,
+                totals: CoflowTotals | None = None) -> list[DagBatch]:
     """One :class:`DagBatch` per job of ``instance``, in job order.
 
     ``state`` (a :class:`DagState`, or the stepper's state with ``coflow_done`` /
@@ -354,11 +399,12 @@ def job_batches(instance: Instance, *, state: DagState | None = None,
     """
     inst = instance
     n_features(feature_set)
-    x_all = coflow_features(inst, state)
+    x_all = coflow_features(inst, state, totals=totals)
     e = inst.starts_after
     level = node_levels(inst.n_coflows, e[:, 0].astype(np.int64), e[:, 1].astype(np.int64))
     if feature_set == "v2":
-        x_all = np.concatenate([x_all, heuristic_features(inst, state, level, gdm)], axis=1)
+        x_all = np.concatenate([x_all, heuristic_features(inst, state, level, gdm,
+                                                          totals=totals)], axis=1)
     order = np.argsort(inst.coflow_job, kind="stable")
     ptr = np.zeros(inst.n_jobs + 1, dtype=np.int64)
     np.cumsum(np.bincount(inst.coflow_job, minlength=inst.n_jobs), out=ptr[1:])
@@ -379,20 +425,25 @@ def job_batches(instance: Instance, *, state: DagState | None = None,
 
 
 def instance_batch(instance: Instance, *, state: DagState | None = None,
-                   feature_set: str = "v1", gdm: np.ndarray | None = None) -> DagBatch:
+                   feature_set: str = "v1", gdm: np.ndarray | None = None,
+                   totals: CoflowTotals | None = None, level: np.ndarray | None = None
+                   ) -> DagBatch:
     """All coflows of ``instance`` as one :class:`DagBatch` (the disjoint union of its job
     DAGs; ``coflows`` = every position, ``job = -1``), features as :func:`job_batches`
-    (``gdm`` likewise).
+    (``gdm``, ``totals`` likewise; ``level``: :func:`node_levels` of the instance's DAG).
 
     Message passing never crosses a job (no edge does), so a network whose priority is a
-    per-node output (``head="attr"``) gives on it exactly what it gives job by job, in one
-    pass instead of one per job."""
+    per-node output (``head="attr"``) gives on it what it gives job by job, in one pass
+    instead of one per job (the same values to rounding: numpy's matrix-vector product for
+    the width-1 output layer can round a row differently with the row count)."""
     inst = instance
     n_features(feature_set)
-    x = coflow_features(inst, state)
+    x = coflow_features(inst, state, totals=totals)
     e = inst.starts_after
     parent, child = e[:, 0].astype(np.int64), e[:, 1].astype(np.int64)
-    level = node_levels(inst.n_coflows, parent, child)
+    if level is None:
+        level = node_levels(inst.n_coflows, parent, child)
     if feature_set == "v2":
-        x = np.concatenate([x, heuristic_features(inst, state, level, gdm)], axis=1)
+        x = np.concatenate([x, heuristic_features(inst, state, level, gdm, totals=totals)],
+                           axis=1)
     return _batch(x, parent, child, level, np.arange(inst.n_coflows, dtype=np.int64), -1)
