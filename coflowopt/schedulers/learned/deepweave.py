@@ -151,6 +151,8 @@ def deepweave_supports(instance: Instance) -> str | None:
 
 
 def _check_sizes(instance: Instance, config: DeepWeaveConfig, path: Path) -> None:
+    if config.head == "attr":
+        return  # per-node scores: no input width to fit (DeepWeaveConfig's v_max)
     sizes = np.bincount(instance.coflow_job, minlength=instance.n_jobs)
     big = np.flatnonzero(sizes > config.v_max)
     if big.size:

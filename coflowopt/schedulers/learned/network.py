@@ -191,7 +191,9 @@ def forward_details(params: Mapping[str, np.ndarray], config: DeepWeaveConfig,
     ``priorities``."""
     c = config
     v = batch.n_nodes
-    if v > c.v_max:
+    # v_max is the policy head's input width; the attribute head scores any number of nodes
+    # (an instance batch holds every coflow of the instance)
+    if c.head != "attr" and v > c.v_max:
         raise ValueError(f"DeepWeave: job {batch.job} has {v} coflows, more than the network's "
                          f"v_max = {c.v_max}")
     if batch.x.shape != (v, c.n_features):

@@ -133,6 +133,21 @@ def test_too_large_dag_is_refused_by_name():
         forward(init_params(cfg, 0), cfg, b)
 
 
+def test_attribute_head_takes_more_nodes_than_v_max():
+    """v_max is the policy head's input width: the attribute head scores a batch of any size,
+    each node as in its own job's batch (two copies of the 5-node DAG, 10 nodes > v_max)."""
+    cfg = DeepWeaveConfig(head="attr", summary=False, v_max=3)
+    rng = np.random.default_rng(4)
+    x = rng.uniform(size=(10, N_FEATURES))
+    e = np.asarray(E5_EDGES, dtype=np.int64).reshape(-1, 2)
+    both = DagBatch.from_edges(x, np.concatenate([e, e + 5]))
+    p = init_params(cfg, 0)
+    got = forward(p, cfg, both)
+    for k in range(2):
+        alone = forward(p, cfg, DagBatch.from_edges(x[5 * k:5 * k + 5], e))
+        np.testing.assert_allclose(got[5 * k:5 * k + 5], alone, rtol=1e-12, atol=1e-15)
+
+
 def test_param_shapes_of_the_ablations():
     base = param_shapes(DeepWeaveConfig())
     assert base["policy.w0"] == (64 + 8, 32) and "policy.w2" not in base
