@@ -66,6 +66,7 @@ KERNEL_MODULES = (
     "schedulers/dag/slots.py",
     "schedulers/dag/bna.py",
     "schedulers/learned/converter.py",
+    "schedulers/learned/features.py",
 )
 ROOT = Path(__file__).resolve().parent
 

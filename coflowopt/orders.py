@@ -51,11 +51,13 @@ def _port_loads(coflows, ptr, order, src, dst, remaining, m):
 
 def port_loads(inst: Instance, coflows: np.ndarray, remaining: np.ndarray) -> np.ndarray:
     """Dense ``(len(coflows), 2m)`` loads ``p[j][l]`` of the remaining volumes: ingress ports
-    ``0..m-1`` then egress ports ``m..2m-1``."""
+    ``0..m-1`` then egress ports ``m..2m-1``.  Costs the flows of ``coflows`` (the port
+    columns are read in place: a widening copy of them cost every flow of the instance at each
+    call, DeepWeave's features at every event)."""
     return _port_loads(np.ascontiguousarray(coflows, dtype=np.int64),
                        np.asarray(inst.coflow_flows_ptr, dtype=np.int64),
                        np.asarray(inst.coflow_flow_order, dtype=np.int64),
-                       inst.flow_src.astype(np.int64), inst.flow_dst.astype(np.int64),
+                       inst.flow_src, inst.flow_dst,
                        np.ascontiguousarray(remaining, dtype=np.float64), inst.ports)
 
 

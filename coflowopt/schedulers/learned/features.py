@@ -56,6 +56,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from coflowopt._jit import njit
 from coflowopt.model import Instance
 
 __all__ = ["FEATURE_NAMES", "FEATURE_SETS", "HEURISTIC_NAMES", "N_FEATURES", "CoflowTotals",
@@ -262,31 +263,63 @@ class CoflowTotals(NamedTuple):
     bottleneck: np.ndarray
 
 
+@njit(cache=True)
+def _totals(cof, ptr, order, src, dst, rem, cap_in, cap_out):
+    """Per coflow of ``cof``: its remaining volume, its flows added in flow order from 0 (as
+    ``np.bincount`` adds them), and ``max_l p_il / cap_l`` with each port load added in the
+    same order as :func:`coflowopt.orders.port_loads` (only the ports it touches: the others
+    are 0, and every quotient is at least 0)."""
+    m = cap_in.size
+    tot = np.zeros(cof.size)
+    bn = np.zeros(cof.size)
+    load = np.zeros(2 * m)
+    touched = np.empty(2 * m, dtype=np.int64)
+    for k in range(cof.size):
+        c = cof[k]
+        nt = 0
+        acc = 0.0
+        for i in range(ptr[c], ptr[c + 1]):
+            f = order[i]
+            v = rem[f]
+            acc += v
+            if v > 0.0:
+                a = np.int64(src[f])
+                b = m + np.int64(dst[f])
+                if load[a] == 0.0:
+                    touched[nt] = a
+                    nt += 1
+                load[a] += v
+                if load[b] == 0.0:
+                    touched[nt] = b
+                    nt += 1
+                load[b] += v
+        tot[k] = acc
+        best = 0.0
+        for j in range(nt):
+            q = touched[j]
+            r = load[q] / (cap_in[q] if q < m else cap_out[q - m])
+            if r > best:
+                best = r
+            load[q] = 0.0
+        bn[k] = best
+    return tot, bn
+
+
 def coflow_totals(instance: Instance, remaining: np.ndarray,
                   coflows: np.ndarray | None = None) -> CoflowTotals:
     """:class:`CoflowTotals` of ``coflows`` (default all, in position order) at the flows'
-    ``remaining`` volumes; row ``k`` is that of ``coflows[k]``, the same floats as the row of
-    the whole instance (each coflow's flows summed in flow order)."""
-    from coflowopt.orders import port_loads
-
+    ``remaining`` volumes; row ``k`` is that of ``coflows[k]``, the same floats whichever
+    coflows are asked for (each coflow's flows summed in flow order).  Costs the flows of
+    ``coflows``."""
     inst = instance
-    rem = np.asarray(remaining, dtype=np.float64)
-    cap = np.concatenate([inst.fabric.capacity_in, inst.fabric.capacity_out])
-    if coflows is None:
-        cof = np.arange(inst.n_coflows, dtype=np.int64)
-        tot = np.bincount(inst.flow_coflow, weights=rem, minlength=inst.n_coflows)
-    else:
-        cof = np.asarray(coflows, dtype=np.int64)
-        ptr = inst.coflow_flows_ptr
-        lens = ptr[cof + 1] - ptr[cof]
-        # each coflow's flows in flow order (coflow_flow_order is a stable sort), so bincount
-        # adds them in the order the whole-instance bincount does
-        first = np.repeat(ptr[cof] - np.cumsum(lens) + lens, lens)
-        flows = inst.coflow_flow_order[first + np.arange(int(lens.sum()))]
-        tot = np.bincount(np.repeat(np.arange(cof.size), lens), weights=rem[flows],
-                          minlength=cof.size)
-    bn = ((port_loads(inst, cof, rem) / cap[None, :]).max(axis=1) if cof.size
-          else np.zeros(0))
+    cof = (np.arange(inst.n_coflows, dtype=np.int64) if coflows is None
+           else np.ascontiguousarray(coflows, dtype=np.int64))
+    fab = inst.fabric
+    tot, bn = _totals(cof, np.asarray(inst.coflow_flows_ptr, dtype=np.int64),
+                      np.asarray(inst.coflow_flow_order, dtype=np.int64), inst.flow_src,
+                      inst.flow_dst, np.ascontiguousarray(remaining, dtype=np.float64),
+                      np.asarray(fab.capacity_in, dtype=np.float64),
+                      np.asarray(fab.capacity_out, dtype=np.float64))
     return CoflowTotals(tot, bn)
 
 

@@ -73,3 +73,26 @@ def test_states_in_any_order_and_only_changed_coflows_recomputed():
     for k in rng.permutation(len(states)):
         ref = instance_batch(inst, state=states[k], feature_set="v2", gdm=gdm)
         _same(live.instance_batch(states[k]), ref)
+
+
+def test_coflow_totals_are_the_dense_sums():
+    """coflow_totals (a compiled pass over the asked coflows' flows) against the dense
+    whole-instance forms: np.bincount of the remaining volumes and the (C, 2m) port-load
+    matrix over capacity, maximised per row; bit for bit, for all coflows and for subsets."""
+    from coflowopt.orders import port_loads
+    from coflowopt.schedulers.learned.features import coflow_totals
+
+    inst = ggen_fan_in_fan_out(3, ports=6, nodes=(4, 16), seed=5, arrival_rate=1e-3)
+    rng = np.random.default_rng(1)
+    cap = np.concatenate([inst.fabric.capacity_in, inst.fabric.capacity_out])
+    for _ in range(5):
+        rem = inst.flow_volume * rng.uniform(size=inst.n_flows)
+        rem[rng.uniform(size=inst.n_flows) < 0.3] = 0.0
+        tot = np.bincount(inst.flow_coflow, weights=rem, minlength=inst.n_coflows)
+        bn = (port_loads(inst, np.arange(inst.n_coflows), rem) / cap[None, :]).max(axis=1)
+        got = coflow_totals(inst, rem)
+        assert np.array_equal(got.remaining, tot) and np.array_equal(got.bottleneck, bn)
+        sub = np.sort(rng.choice(inst.n_coflows, size=inst.n_coflows // 3, replace=False))
+        part = coflow_totals(inst, rem, sub)
+        assert np.array_equal(part.remaining, tot[sub])
+        assert np.array_equal(part.bottleneck, bn[sub])
