@@ -48,6 +48,7 @@ from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
+    counting_sort,
     emit_segments,
     finishes_before_refusal,
     slot_demand,
@@ -171,12 +172,10 @@ def _support(ri: np.ndarray, ci: np.ndarray, amt: np.ndarray, k: int):
     for x in range(k):
         ptr[x + 1] += ptr[x]
     at = ptr[:-1].copy()
-    cell = np.empty(nt, np.int64)
-    ccol = np.empty(nt, np.int64)
+    ckey = np.empty(nt, np.int64)        # column * nt + cell, sorted within each row
     for i in range(nt):
         r = ri[i] if i < n else fi[i - n]
-        cell[at[r]] = i
-        ccol[at[r]] = ci[i] if i < n else fj[i - n]
+        ckey[at[r]] = (ci[i] if i < n else fj[i - n]) * nt + i
         at[r] += 1
     col = np.empty(nt, np.int64)
     val = np.zeros(nt, np.int64)
@@ -186,26 +185,13 @@ def _support(ri: np.ndarray, ci: np.ndarray, amt: np.ndarray, k: int):
     for r in range(k):
         lo = ptr[r]
         hi = ptr[r + 1]
-        if hi - lo > 16:         # a long row: sort its cells by column
-            o = np.argsort(ccol[lo:hi])
-            cell[lo:hi] = cell[lo:hi][o]
-            ccol[lo:hi] = ccol[lo:hi][o]
-        else:                    # a short one: insertion sort
-            for q in range(lo + 1, hi):
-                c = ccol[q]
-                x = cell[q]
-                j = q - 1
-                while j >= lo and ccol[j] > c:
-                    ccol[j + 1] = ccol[j]
-                    cell[j + 1] = cell[j]
-                    j -= 1
-                ccol[j + 1] = c
-                cell[j + 1] = x
+        _sort_ints(ckey[lo:hi])
         for q in range(lo, hi):
-            if q == lo or ccol[q] != ccol[q - 1]:
-                col[ne] = ccol[q]
+            c = ckey[q] // nt
+            if q == lo or c != ckey[q - 1] // nt:
+                col[ne] = c
                 ne += 1
-            x = cell[q]
+            x = ckey[q] % nt
             val[ne - 1] += amt[x] if x < n else fx[x - n]
             ent[x] = ne - 1
         row_ptr[r + 1] = ne
@@ -313,16 +299,7 @@ def _heap_put(heap, hpos, hkey, hn, rows, keys, nr):
     """Give ``rows[:nr]`` the keys ``keys[:nr]`` in the heap (pushed if absent); returns its
     size.  One at a time (``O(log k)`` each) when they are few, else a heapify of all
     (``O(hn)``)."""
-    if 4 * nr < hn:
-        for q in range(nr):
-            s = rows[q]
-            hkey[s] = keys[q]
-            if hpos[s] < 0:
-                heap[hn] = s
-                hpos[s] = hn
-                hn += 1
-            _heap_fix(heap, hpos, hkey, hn, hpos[s])
-        return hn
+    few = 4 * nr < hn
     for q in range(nr):
         s = rows[q]
         hkey[s] = keys[q]
@@ -330,7 +307,10 @@ def _heap_put(heap, hpos, hkey, hn, rows, keys, nr):
             heap[hn] = s
             hpos[s] = hn
             hn += 1
-    _heapify(heap, hpos, hkey, hn)
+        if few:             # one key at a time: the others still hold valid keys
+            _heap_fix(heap, hpos, hkey, hn, hpos[s])
+    if not few:
+        _heapify(heap, hpos, hkey, hn)
     return hn
 
 
@@ -374,18 +354,27 @@ def _heap_take_min(heap, hpos, hkey, hn, out, place):
 
 
 @njit(cache=True)
+def _sort_ints(x: np.ndarray) -> None:
+    """Sort ``x`` in place: insertion sort when short (most rows and repairs), else
+    ``np.sort``."""
+    n = x.size
+    if n > 16:
+        x.sort()
+        return
+    for i in range(1, n):
+        v = x[i]
+        j = i - 1
+        while j >= 0 and x[j] > v:
+            x[j + 1] = x[j]
+            j -= 1
+        x[j + 1] = v
+
+
+@njit(cache=True)
 def _sort_rows(x, n, flag):
-    """Sort the distinct rows ``x[:n]`` in place: insertion sort when few, a pass over the
-    ``k`` flags when they are at least ``k / 8`` (``O(k) <= O(8n)``), else ``np.sort``."""
-    if n <= 16:
-        for i in range(1, n):
-            v = x[i]
-            j = i - 1
-            while j >= 0 and x[j] > v:
-                x[j + 1] = x[j]
-                j -= 1
-            x[j + 1] = v
-    elif 8 * n >= flag.size:
+    """Sort the distinct rows ``x[:n]`` in place: a pass over the ``k`` flags (all 0) when
+    they are at least ``k / 8`` (``O(k) <= O(8n)``), else :func:`_sort_ints`."""
+    if n > 16 and 8 * n >= flag.size:
         for i in range(n):
             flag[x[i]] = 1
         j = 0
@@ -395,7 +384,7 @@ def _sort_rows(x, n, flag):
                 x[j] = s
                 j += 1
     else:
-        x[:n].sort()
+        _sort_ints(x[:n])
 
 
 @njit(cache=True)
@@ -600,22 +589,6 @@ def _perm_intervals(perms, durs, row_ptr, col):
 
 
 @njit(cache=True)
-def _by_key(key: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
-    """Stable counting sort: ``ptr`` (``n_keys + 1``) and the positions grouped by key."""
-    ptr = np.zeros(n_keys + 1, np.int64)
-    for i in range(key.size):
-        ptr[key[i] + 1] += 1
-    for x in range(n_keys):
-        ptr[x + 1] += ptr[x]
-    at = ptr[:-1].copy()
-    out = np.empty(key.size, np.int64)
-    for i in range(key.size):
-        out[at[key[i]]] = i
-        at[key[i]] += 1
-    return ptr, out
-
-
-@njit(cache=True)
 def _assign_real_first(item_ent, amt, n_ent, v_ent, v_start, v_end):
     """Real-first execution of a decomposition given as intervals ``(entry, start, end)`` in
     which an entry (a pair) is matched, in time order per entry: the items (entry
@@ -623,8 +596,8 @@ def _assign_real_first(item_ent, amt, n_ent, v_ent, v_start, v_end):
     after another; pieces ``(item, start, length)``, consecutive pieces of one item joined.
     ``O(items + intervals + entries)``."""
     n = item_ent.size
-    iptr, items = _by_key(item_ent, n_ent)
-    vptr, ivs = _by_key(v_ent, n_ent)
+    iptr, items = counting_sort(item_ent, n_ent)
+    vptr, ivs = counting_sort(v_ent, n_ent)
     cap = n + v_ent.size
     o_item = np.empty(cap, np.int64)
     o_start = np.empty(cap, np.int64)
