@@ -195,7 +195,7 @@ def _support(ri: np.ndarray, ci: np.ndarray, amt: np.ndarray, k: int):
             val[ne - 1] += amt[x] if x < n else fx[x - n]
             ent[x] = ne - 1
         row_ptr[r + 1] = ne
-    return row_ptr, col[:ne].copy(), val[:ne].copy(), ent[:n].copy(), E
+    return row_ptr, col[:ne], val[:ne], ent[:n], E
 
 
 @njit(cache=True, inline="always")
@@ -484,8 +484,7 @@ def _peel_sparse(row_ptr: np.ndarray, col: np.ndarray, val: np.ndarray, E: int):
     for s in range(k):
         if opened[s] >= 0:
             vw[3, opened[s]] = E
-    return (durs[:n].copy(), vw[0, :nv].copy(), vw[1, :nv].copy(), vw[2, :nv].copy(),
-            vw[3, :nv].copy())
+    return durs[:n], vw[0, :nv], vw[1, :nv], vw[2, :nv], vw[3, :nv]
 
 
 @njit(cache=True)
@@ -635,31 +634,51 @@ def _assign_real_first(item_ent, amt, n_ent, v_ent, v_start, v_end):
                         rem = amt[items[cur]]
             if cur == end:
                 break
-    return o_item[:m].copy(), o_start[:m].copy(), o_len[:m].copy()
+    return o_item[:m], o_start[:m], o_len[:m]
 
 
 @njit(cache=True)
 def _ranks(x: np.ndarray) -> tuple[np.ndarray, int]:
-    """The rank of each value among the distinct values of ``x`` (as ``np.unique``'s inverse),
-    and their number (one sort of ``value * n + position``, values ``>= 0``)."""
+    """The rank of each value among the distinct values of ``x`` (as ``np.unique``'s inverse;
+    values ``>= 0``) and their number: a pass over the value range when it is at most ``4n``,
+    else one sort of ``value * n + position`` (``O(min(range, n log n))``)."""
     n = x.size
+    r = np.empty(n, np.int64)
+    if n == 0:
+        return r, 0
+    lo = x[0]
+    hi = x[0]
+    for i in range(n):
+        lo = min(lo, x[i])
+        hi = max(hi, x[i])
+    if hi - lo < 4 * n:
+        rank = np.zeros(hi - lo + 1, np.int64)
+        for i in range(n):
+            rank[x[i] - lo] = 1
+        nr = 0
+        for v in range(hi - lo + 1):
+            if rank[v]:
+                rank[v] = nr
+                nr += 1
+        for i in range(n):
+            r[i] = rank[x[i] - lo]
+        return r, nr
     key = np.empty(n, np.int64)
     for i in range(n):
         key[i] = x[i] * n + i
     key.sort()
-    r = np.empty(n, np.int64)
     nr = 0
     for q in range(n):
         if q > 0 and key[q] // n != key[q - 1] // n:
             nr += 1
         r[key[q] % n] = nr
-    return r, (nr + 1 if n else 0)
+    return r, nr + 1
 
 
 @njit(cache=True)
 def _compress(src, dst):
     """Local row and column indices of the active ports (numbered in increasing port order),
-    and the square size ``k``; ``O(n log n)``, independent of the port numbers."""
+    and the square size ``k``; independent of the fabric's size."""
     ri, nr = _ranks(src)
     ci, nc = _ranks(dst)
     return ri, ci, max(nr, nc)
