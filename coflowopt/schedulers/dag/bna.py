@@ -18,8 +18,16 @@ Matching rules [C: our choice, the paper names none]: ``"maxweight"``
 (``scipy.optimize.linear_sum_assignment`` on ``-A`` over the support; fewer matchings, ``O(m^3)``
 per matching) and ``"hk"``, our fast rule for big matrices: keep the previous perfect matching, drop
 the edges whose entry reached zero and repair it with augmenting paths on the support (a compiled
-kernel of this module; each repair is ``O(m^2)``, usually far less).  ``"auto"``: ``"maxweight"`` up
-to :data:`AUTO_MAXWEIGHT_PORTS` active ports, ``"hk"`` above (the scheduler default).
+kernel of this module).  ``"auto"``: ``"maxweight"`` up to :data:`AUTO_MAXWEIGHT_PORTS` active
+ports, ``"hk"`` above (the scheduler default).
+
+The ``"hk"`` path is sparse [C: our data structures; same matchings as a dense peel]: ``A`` is
+held as its ``nnz`` positive entries per row (the fill adds at most ``2m - 1`` cells along a
+staircase), the augmenting-path search walks per-row lists sorted by column, a min-heap of the
+matched entries' expiry times gives each duration and the entries that reach zero, and matched
+time goes to the items per interval a row stays on one entry.  A decomposition costs about
+``O((nnz + changes) log m)`` (``changes``: rows rerouted by the repairs) instead of
+``O(m^2 + m K)`` for ``K`` matchings; DMA resolves hundreds of thousands of such runs.
 
 Real-first execution [C: our choice; dummy traffic is never sent]: each ``(s, r)`` pair's matched
 time goes to its flows one after another in flow index order, and only while real data is left.
@@ -40,6 +48,7 @@ from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
+    counting_sort,
     emit_segments,
     finishes_before_refusal,
     slot_demand,
@@ -95,26 +104,35 @@ def _as_matrix(D: Any) -> np.ndarray:
 
 
 @njit(cache=True)
-def _augment_nw(A: np.ndarray, E: int) -> None:
-    """North-west-corner fill of ``A`` (in place) up to line sums ``E`` (Step A [C])."""
-    m = A.shape[0]
-    r = np.zeros(m, np.int64)
-    c = np.zeros(m, np.int64)
-    for i in range(m):
-        for j in range(m):
-            r[i] += A[i, j]
-            c[j] += A[i, j]
+def _nw_fill(rsum: np.ndarray, csum: np.ndarray, E: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The north-west-corner fill (Step A [C]) of a square matrix with row sums ``rsum`` and
+    column sums ``csum`` up to line sums ``E``: the cells ``(row, col, amount)`` it adds
+    (amounts ``> 0``), along a staircase (rows and columns nondecreasing, at most ``2m - 1``
+    cells), so the fill costs ``O(m)`` and never the matrix."""
+    m = rsum.size
+    r = rsum.astype(np.int64)
+    c = csum.astype(np.int64)
+    fi = np.empty(2 * m, np.int64)
+    fj = np.empty(2 * m, np.int64)
+    fx = np.empty(2 * m, np.int64)
+    n = 0
     i = 0
     j = 0
     while i < m and j < m:
         x = min(E - r[i], E - c[j])
-        A[i, j] += x
+        if x > 0:
+            fi[n] = i
+            fj[n] = j
+            fx[n] = x
+            n += 1
         r[i] += x
         c[j] += x
         if r[i] == E:
             i += 1
         if c[j] == E:
             j += 1
+    return fi[:n], fj[:n], fx[:n]
 
 
 def augment(D: np.ndarray) -> np.ndarray:
@@ -122,92 +140,369 @@ def augment(D: np.ndarray) -> np.ndarray:
     every row and column sum equal to ``eff(D)``."""
     A = _as_matrix(D).copy()
     if A.size:
-        _augment_nw(A, effective_size(A))
+        fi, fj, fx = _nw_fill(A.sum(axis=1), A.sum(axis=0), effective_size(A))
+        A[fi, fj] += fx        # the cells are distinct
     return A
 
 
 @njit(cache=True)
-def _try_augment(A, s0, mr, mc, seen, stamp, prow, pcol, pptr):
-    """Augmenting path from the free row ``s0`` on the support of ``A`` (iterative DFS)."""
-    k = A.shape[0]
+def _support(ri: np.ndarray, ci: np.ndarray, amt: np.ndarray, k: int):
+    """The augmented matrix ``A`` (Step A) of the ``k x k`` matrix of the items (item ``i``:
+    ``amt[i]`` on local pair ``(ri[i], ci[i])``), sparse: its entries sorted by (row, column),
+    row ``s`` holding entries ``row_ptr[s]:row_ptr[s+1]`` with columns ``col`` and values
+    ``val``; the entry of each item and ``E = eff``.  A counting sort by row, then each row by
+    column: ``O(nnz + k)`` for rows of a few entries, no ``k x k`` array."""
+    n = ri.size
+    rs = np.zeros(k, np.int64)
+    cs = np.zeros(k, np.int64)
+    for i in range(n):
+        rs[ri[i]] += amt[i]
+        cs[ci[i]] += amt[i]
+    E = 0
+    for x in range(k):
+        E = max(E, rs[x], cs[x])
+    fi, fj, fx = _nw_fill(rs, cs, E)
+    nt = n + fi.size
+    # the cells (items, then fill) grouped by row
+    ptr = np.zeros(k + 1, np.int64)
+    for i in range(n):
+        ptr[ri[i] + 1] += 1
+    for i in range(fi.size):
+        ptr[fi[i] + 1] += 1
+    for x in range(k):
+        ptr[x + 1] += ptr[x]
+    at = ptr[:-1].copy()
+    ckey = np.empty(nt, np.int64)        # column * nt + cell, sorted within each row
+    for i in range(nt):
+        r = ri[i] if i < n else fi[i - n]
+        ckey[at[r]] = (ci[i] if i < n else fj[i - n]) * nt + i
+        at[r] += 1
+    col = np.empty(nt, np.int64)
+    val = np.zeros(nt, np.int64)
+    ent = np.empty(nt, np.int64)
+    row_ptr = np.zeros(k + 1, np.int64)
+    ne = 0
+    for r in range(k):
+        lo = ptr[r]
+        hi = ptr[r + 1]
+        _sort_ints(ckey[lo:hi])
+        for q in range(lo, hi):
+            c = ckey[q] // nt
+            if q == lo or c != ckey[q - 1] // nt:
+                col[ne] = c
+                ne += 1
+            x = ckey[q] % nt
+            val[ne - 1] += amt[x] if x < n else fx[x - n]
+            ent[x] = ne - 1
+        row_ptr[r + 1] = ne
+    return row_ptr, col[:ne], val[:ne], ent[:n], E
+
+
+@njit(cache=True, inline="always")
+def _find_path(s0, row_ptr, rend, adj, col, val, dead, mc, seen, stamp, prow, pcol, pent, pptr):
+    """Augmenting path (iterative DFS) from the free row ``s0`` on the positive entries; row
+    ``s``'s entries are ``adj[row_ptr[s]:rend[s]]`` sorted by column.  At each row a free
+    unseen column first (the shortest path), in increasing column order, else the unseen
+    columns in increasing order from the saved place (``pptr``; ``-1``: not yet scanned).
+    Entries that reached 0 are dropped from a row's list when they are half of it.  Returns
+    the depth of the path (rows ``prow``, columns ``pcol``, entries ``pent`` of ``0..depth``)
+    or ``-1``."""
     depth = 0
     prow[0] = s0
-    pptr[0] = 0
+    pptr[0] = -1
     while depth >= 0:
         s = prow[depth]
-        r = pptr[depth]
+        p = pptr[depth]
+        lo = row_ptr[s]
+        hi = rend[s]
         found = -1
-        # a free column first: the shortest path
-        if r == 0:
-            for x in range(k):
-                if A[s, x] > 0 and mc[x] < 0 and seen[x] != stamp:
-                    found = x
+        if p < 0:
+            if dead[s] > 0 and 2 * dead[s] >= hi - lo:
+                w = lo
+                for q in range(lo, hi):
+                    if val[adj[q]] > 0:
+                        adj[w] = adj[q]
+                        w += 1
+                rend[s] = w
+                dead[s] = 0
+                hi = w
+            for q in range(lo, hi):
+                e = adj[q]
+                x = col[e]
+                if val[e] > 0 and mc[x] < 0 and seen[x] != stamp:
+                    found = q
                     break
+            p = lo
         if found < 0:
-            while r < k:
-                if A[s, r] > 0 and seen[r] != stamp:
-                    found = r
+            while p < hi:
+                e = adj[p]
+                if val[e] > 0 and seen[col[e]] != stamp:
+                    found = p
                     break
-                r += 1
+                p += 1
         if found < 0:
             depth -= 1
             continue
-        pptr[depth] = k if mc[found] < 0 else found + 1
-        seen[found] = stamp
-        pcol[depth] = found
-        if mc[found] < 0:
-            for d in range(depth + 1):
-                mr[prow[d]] = pcol[d]
-                mc[pcol[d]] = prow[d]
-            return True
+        pptr[depth] = found + 1
+        e = adj[found]
+        x = col[e]
+        seen[x] = stamp
+        pcol[depth] = x
+        pent[depth] = e
+        if mc[x] < 0:
+            return depth
         depth += 1
-        prow[depth] = mc[found]
-        pptr[depth] = 0
-    return False
+        prow[depth] = mc[x]
+        pptr[depth] = -1
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _heap_swap(heap, hpos, a, b):
+    heap[a], heap[b] = heap[b], heap[a]
+    hpos[heap[a]] = a
+    hpos[heap[b]] = b
+
+
+@njit(cache=True, inline="always")
+def _sift_down(heap, hpos, hkey, hn, i):
+    """Move the row at place ``i`` of the min-heap ``heap[:hn]`` (keys ``hkey``) down."""
+    while True:
+        a = 2 * i + 1
+        if a >= hn:
+            break
+        if a + 1 < hn and hkey[heap[a + 1]] < hkey[heap[a]]:
+            a += 1
+        if hkey[heap[a]] >= hkey[heap[i]]:
+            break
+        _heap_swap(heap, hpos, i, a)
+        i = a
+
+
+@njit(cache=True, inline="always")
+def _heap_fix(heap, hpos, hkey, hn, i):
+    """Restore the min-heap order around place ``i`` after its key changed."""
+    while i > 0 and hkey[heap[i]] < hkey[heap[(i - 1) // 2]]:
+        _heap_swap(heap, hpos, i, (i - 1) // 2)
+        i = (i - 1) // 2
+    _sift_down(heap, hpos, hkey, hn, i)
+
+
+@njit(cache=True, inline="always")
+def _heapify(heap, hpos, hkey, hn):
+    for i in range(hn // 2 - 1, -1, -1):
+        _sift_down(heap, hpos, hkey, hn, i)
 
 
 @njit(cache=True)
-def _peel_hk(A: np.ndarray):
-    """Step B with the ``"hk"`` rule: keep the perfect matching, drop the edges that reach 0,
-    repair with augmenting paths.  ``A`` (line sums all ``E``) is consumed."""
-    k = A.shape[0]
-    E = 0
-    for r in range(k):
-        E += A[0, r]
+def _heap_put(heap, hpos, hkey, hn, rows, keys, nr):
+    """Give ``rows[:nr]`` the keys ``keys[:nr]`` in the heap (pushed if absent); returns its
+    size.  One at a time (``O(log k)`` each) when they are few, else a heapify of all
+    (``O(hn)``)."""
+    few = 4 * nr < hn
+    for q in range(nr):
+        s = rows[q]
+        hkey[s] = keys[q]
+        if hpos[s] < 0:
+            heap[hn] = s
+            hpos[s] = hn
+            hn += 1
+        if few:             # one key at a time: the others still hold valid keys
+            _heap_fix(heap, hpos, hkey, hn, hpos[s])
+    if not few:
+        _heapify(heap, hpos, hkey, hn)
+    return hn
+
+
+@njit(cache=True)
+def _heap_take_min(heap, hpos, hkey, hn, out, place):
+    """Remove every row whose key is the smallest into ``out``; returns the heap's size and
+    their number.  They are the root's subtree of that key (``O(count)`` to find); then popped
+    one at a time when few, else the rest is heapified (``O(hn)``)."""
+    kmin = hkey[heap[0]]
+    place[0] = 0
+    c = 1
+    q = 0
+    while q < c:
+        i = place[q]
+        q += 1
+        for a in range(2 * i + 1, min(2 * i + 3, hn)):
+            if hkey[heap[a]] == kmin:
+                place[c] = a
+                c += 1
+    if 4 * c < hn:
+        for j in range(c):
+            s = heap[0]
+            hn -= 1
+            _heap_swap(heap, hpos, 0, hn)
+            hpos[s] = -1
+            _sift_down(heap, hpos, hkey, hn, 0)
+            out[j] = s
+        return hn, c
+    for j in range(c):
+        out[j] = heap[place[j]]
+        hpos[out[j]] = -1
+    w = 0
+    for i in range(hn):
+        s = heap[i]
+        if hpos[s] >= 0:
+            heap[w] = s
+            hpos[s] = w
+            w += 1
+    _heapify(heap, hpos, hkey, w)
+    return w, c
+
+
+@njit(cache=True)
+def _sort_ints(x: np.ndarray) -> None:
+    """Sort ``x`` in place: insertion sort when short (most rows and repairs), else
+    ``np.sort``."""
+    n = x.size
+    if n > 16:
+        x.sort()
+        return
+    for i in range(1, n):
+        v = x[i]
+        j = i - 1
+        while j >= 0 and x[j] > v:
+            x[j + 1] = x[j]
+            j -= 1
+        x[j + 1] = v
+
+
+@njit(cache=True)
+def _sort_rows(x, n, flag):
+    """Sort the distinct rows ``x[:n]`` in place: a pass over the ``k`` flags (all 0) when
+    they are at least ``k / 8`` (``O(k) <= O(8n)``), else :func:`_sort_ints`."""
+    if n > 16 and 8 * n >= flag.size:
+        for i in range(n):
+            flag[x[i]] = 1
+        j = 0
+        for s in range(flag.size):
+            if flag[s]:
+                flag[s] = 0
+                x[j] = s
+                j += 1
+    else:
+        _sort_ints(x[:n])
+
+
+@njit(cache=True)
+def _peel_sparse(row_ptr: np.ndarray, col: np.ndarray, val: np.ndarray, E: int):
+    """Step B with the ``"hk"`` rule on the sparse augmented matrix (:func:`_support`; ``val``
+    is consumed): keep the perfect matching, drop the edges that reach 0, repair it with
+    augmenting paths from the free rows in increasing row order.
+
+    Work proportional to what changes: a matched entry keeps its value at the time ``t0`` it
+    was matched, and a min-heap of the rows keeps its expiry ``t0 + value`` (the time it
+    reaches 0), so the duration of a matching and the entries that reach 0 come from the
+    heap; only the rows an augmenting path rerouted are touched after a repair.  Returns the
+    durations ``(K,)`` and the intervals ``(row, entry, start, end)`` in which a row stays
+    matched to one entry (maximal, in order of start)."""
+    k = row_ptr.size - 1
+    ne = col.size
+    adj = np.arange(ne)
+    rend = row_ptr[1:].copy()
+    iw = np.zeros((12, k), np.int64)        # one allocation for the per-row columns
+    dead, mc, me, t0, seen, hpos, hkey, heap, opened, mark, dirty, flag = (
+        iw[0], iw[1], iw[2], iw[3], iw[4], iw[5], iw[6], iw[7], iw[8], iw[9], iw[10], iw[11])
+    mc[:] = -1
+    me[:] = -1                           # matched entry of each row, matched at t0
+    hpos[:] = -1
+    opened[:] = -1                       # open interval of each row
+    mark[:] = -1
+    pw = np.empty((6, k + 1), np.int64)
+    prow, pcol, pent, pptr, pend, place = pw[0], pw[1], pw[2], pw[3], pw[4], pw[5]
+    hn = 0
     cap = max(1, k * k - 2 * k + 2)
-    perms = np.empty((cap, k), np.int64)
-    durs = np.empty(cap, np.int64)
-    mr = np.full(k, -1, np.int64)
-    mc = np.full(k, -1, np.int64)
-    seen = np.zeros(k, np.int64)
-    prow = np.empty(k + 1, np.int64)
-    pcol = np.empty(k + 1, np.int64)
-    pptr = np.empty(k + 1, np.int64)
+    durs = np.empty(max(1, min(cap, ne)), np.int64)
+    vw = np.empty((4, 2 * k + 8), np.int64)
+    nv = 0
+    for s in range(k):
+        pend[s] = s
+    npend = k
     stamp = 0
     n = 0
     done = 0
     while done < E:
-        for s in range(k):
-            if mr[s] < 0:
-                stamp += 1
-                if not _try_augment(A, s, mr, mc, seen, stamp, prow, pcol, pptr):
-                    raise ValueError("BNA: no perfect matching on the support (line sums differ)")
+        _sort_rows(pend, npend, flag)
+        nd = 0
+        for q in range(npend):
+            stamp += 1
+            depth = _find_path(pend[q], row_ptr, rend, adj, col, val, dead, mc, seen, stamp,
+                               prow, pcol, pent, pptr)
+            if depth < 0:
+                raise ValueError("BNA: no perfect matching on the support (line sums differ)")
+            for d in range(depth + 1):
+                s = prow[d]
+                old = me[s]
+                if old >= 0:
+                    val[old] -= done - t0[s]     # the rerouted entry's value now
+                me[s] = pent[d]
+                mc[pcol[d]] = s
+                t0[s] = done
+                if mark[s] != n:
+                    mark[s] = n
+                    dirty[nd] = s
+                    nd += 1
+        if nv + nd > vw.shape[1]:
+            vw2 = np.empty((4, 2 * (nv + nd)), np.int64)
+            vw2[:, :nv] = vw[:, :nv]
+            vw = vw2
+        for q in range(nd):
+            s = dirty[q]
+            e = me[s]
+            place[q] = done + val[e]         # its new expiry
+            if opened[s] < 0 or vw[1, opened[s]] != e:
+                if opened[s] >= 0:
+                    vw[3, opened[s]] = done
+                vw[0, nv] = s
+                vw[1, nv] = e
+                vw[2, nv] = done
+                opened[s] = nv
+                nv += 1
+        hn = _heap_put(heap, hpos, hkey, hn, dirty, place, nd)
         if n >= cap:
             raise ValueError("BNA: more than m^2 - 2m + 2 matchings")
-        dur = A[0, mr[0]]
-        for s in range(1, k):
-            if A[s, mr[s]] < dur:
-                dur = A[s, mr[s]]
-        for s in range(k):
-            perms[n, s] = mr[s]
-            A[s, mr[s]] -= dur
-            if A[s, mr[s]] == 0:
-                mc[mr[s]] = -1
-                mr[s] = -1
-        durs[n] = dur
+        nxt = hkey[heap[0]]
+        durs[n] = nxt - done
         n += 1
-        done += dur
-    return perms[:n].copy(), durs[:n].copy()
+        done = nxt
+        npend = 0
+        if done == E:                    # the last matching: every entry left reaches 0
+            break
+        hn, npend = _heap_take_min(heap, hpos, hkey, hn, pend, place)
+        for q in range(npend):
+            s = pend[q]
+            e = me[s]
+            val[e] = 0
+            dead[s] += 1
+            mc[col[e]] = -1
+            me[s] = -1
+            vw[3, opened[s]] = done
+            opened[s] = -1
+    for s in range(k):
+        if opened[s] >= 0:
+            vw[3, opened[s]] = E
+    return durs[:n], vw[0, :nv], vw[1, :nv], vw[2, :nv], vw[3, :nv]
+
+
+@njit(cache=True)
+def _expand_perms(k, durs, v_row, v_ent, v_start, v_end, col):
+    """The matchings as ``(K, k)`` permutations from the intervals of :func:`_peel_sparse`."""
+    K = durs.size
+    begins = np.empty(K, np.int64)
+    t = 0
+    for i in range(K):
+        begins[i] = t
+        t += durs[i]
+    perms = np.empty((K, k), np.int64)
+    for v in range(v_row.size):
+        a = np.searchsorted(begins, v_start[v])
+        b = np.searchsorted(begins, v_end[v])
+        for i in range(a, b):
+            perms[i, v_row[v]] = col[v_ent[v]]
+    return perms
 
 
 def _peel_maxweight(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -258,50 +553,69 @@ def birkhoff_von_neumann(D: np.ndarray, rule: str = "maxweight"
         return np.zeros((0, k), _I64), np.zeros(0, _I64)
     if rule == "maxweight":
         return _peel_maxweight(A)
-    return _peel_hk(A)
+    ri, ci = np.nonzero(A)          # A's line sums are all E: its support adds no fill
+    row_ptr, col, val, _, E = _support(ri.astype(_I64), ci.astype(_I64), A[ri, ci], k)
+    durs, v_row, v_ent, v_start, v_end = _peel_sparse(row_ptr, col, val, E)
+    return _expand_perms(k, durs, v_row, v_ent, v_start, v_end, col), durs
 
 
 @njit(cache=True)
-def _assign_real_first(D, perms, durs, ri, ci, amt):
-    """Real-first execution of a decomposition: the items (local pair ``(ri, ci)``, ``amt``
-    slots, in priority order) of each pair take its matched time one after another, in time
-    order; pieces ``(item, start, length)``, consecutive pieces of one item joined."""
-    k = D.shape[0]
-    n = ri.size
-    # items of each pair in their order (stable counting sort)
-    cnt = np.zeros(k * k + 1, np.int64)
-    for i in range(n):
-        cnt[ri[i] * k + ci[i] + 1] += 1
-    for p in range(k * k):
-        cnt[p + 1] += cnt[p]
-    at = cnt[:-1].copy()
-    by_pair = np.empty(n, np.int64)
-    for i in range(n):
-        p = ri[i] * k + ci[i]
-        by_pair[at[p]] = i
-        at[p] += 1
-    cur = cnt[:-1].copy()              # next item of each pair
-    rem = np.zeros(k * k, np.int64)    # slots left of the current item
-    for p in range(k * k):
-        if cnt[p] < cnt[p + 1]:
-            rem[p] = amt[by_pair[cnt[p]]]
-    K = durs.size
-    cap = n + K * k
+def _perm_intervals(perms, durs, row_ptr, col):
+    """The intervals ``(row, entry, start, end)`` of a dense decomposition (each row's runs of
+    one column over consecutive matchings, in time order), on the entries of :func:`_support`."""
+    K, k = perms.shape
+    cap = k + K * k
+    v_row = np.empty(cap, np.int64)
+    v_ent = np.empty(cap, np.int64)
+    v_start = np.empty(cap, np.int64)
+    v_end = np.empty(cap, np.int64)
+    nv = 0
+    for s in range(k):
+        t = 0
+        for i in range(K):
+            c = perms[i, s]
+            if i == 0 or c != perms[i - 1, s]:
+                e = row_ptr[s] + np.searchsorted(col[row_ptr[s]:row_ptr[s + 1]], c)
+                if e >= row_ptr[s + 1] or col[e] != c:
+                    raise ValueError("BNA: a matching uses an entry off the support")
+                v_row[nv] = s
+                v_ent[nv] = e
+                v_start[nv] = t
+                nv += 1
+            t += durs[i]
+            v_end[nv - 1] = t
+    return v_row[:nv].copy(), v_ent[:nv].copy(), v_start[:nv].copy(), v_end[:nv].copy()
+
+
+@njit(cache=True)
+def _assign_real_first(item_ent, amt, n_ent, v_ent, v_start, v_end):
+    """Real-first execution of a decomposition given as intervals ``(entry, start, end)`` in
+    which an entry (a pair) is matched, in time order per entry: the items (entry
+    ``item_ent``, ``amt`` slots, in priority order) of each pair take its matched time one
+    after another; pieces ``(item, start, length)``, consecutive pieces of one item joined.
+    ``O(items + intervals + entries)``."""
+    n = item_ent.size
+    iptr, items = counting_sort(item_ent, n_ent)
+    vptr, ivs = counting_sort(v_ent, n_ent)
+    cap = n + v_ent.size
     o_item = np.empty(cap, np.int64)
     o_start = np.empty(cap, np.int64)
     o_len = np.empty(cap, np.int64)
     last = np.full(n, -1, np.int64)
     m = 0
-    t = 0
-    for kk in range(K):
-        dur = durs[kk]
-        for s in range(k):
-            p = s * k + perms[kk, s]
-            left = dur
-            off = t
-            while left > 0 and cur[p] < cnt[p + 1]:
-                it = by_pair[cur[p]]
-                take = min(left, rem[p])
+    for p in range(n_ent):
+        cur = iptr[p]
+        end = iptr[p + 1]
+        if cur == end:
+            continue
+        rem = amt[items[cur]]              # slots left of the current item
+        for q in range(vptr[p], vptr[p + 1]):
+            v = ivs[q]
+            off = v_start[v]
+            left = v_end[v] - off
+            while left > 0 and cur < end:
+                it = items[cur]
+                take = min(left, rem)
                 j = last[it]
                 if j >= 0 and o_start[j] + o_len[j] == off:
                     o_len[j] += take
@@ -313,68 +627,71 @@ def _assign_real_first(D, perms, durs, ri, ci, amt):
                     m += 1
                 left -= take
                 off += take
-                rem[p] -= take
-                if rem[p] == 0:
-                    cur[p] += 1
-                    if cur[p] < cnt[p + 1]:
-                        rem[p] = amt[by_pair[cur[p]]]
-        t += dur
-    return o_item[:m].copy(), o_start[:m].copy(), o_len[:m].copy()
+                rem -= take
+                if rem == 0:
+                    cur += 1
+                    if cur < end:
+                        rem = amt[items[cur]]
+            if cur == end:
+                break
+    return o_item[:m], o_start[:m], o_len[:m]
+
+
+@njit(cache=True)
+def _ranks(x: np.ndarray) -> tuple[np.ndarray, int]:
+    """The rank of each value among the distinct values of ``x`` (as ``np.unique``'s inverse;
+    values ``>= 0``) and their number: a pass over the value range when it is at most ``4n``,
+    else one sort of ``value * n + position`` (``O(min(range, n log n))``)."""
+    n = x.size
+    r = np.empty(n, np.int64)
+    if n == 0:
+        return r, 0
+    lo = x[0]
+    hi = x[0]
+    for i in range(n):
+        lo = min(lo, x[i])
+        hi = max(hi, x[i])
+    if hi - lo < 4 * n:
+        rank = np.zeros(hi - lo + 1, np.int64)
+        for i in range(n):
+            rank[x[i] - lo] = 1
+        nr = 0
+        for v in range(hi - lo + 1):
+            if rank[v]:
+                rank[v] = nr
+                nr += 1
+        for i in range(n):
+            r[i] = rank[x[i] - lo]
+        return r, nr
+    key = np.empty(n, np.int64)
+    for i in range(n):
+        key[i] = x[i] * n + i
+    key.sort()
+    nr = 0
+    for q in range(n):
+        if q > 0 and key[q] // n != key[q - 1] // n:
+            nr += 1
+        r[key[q] % n] = nr
+    return r, nr + 1
 
 
 @njit(cache=True)
 def _compress(src, dst):
-    """Local row and column indices of the active ports, and the square size ``k``."""
-    n = src.size
-    hi = 0
-    for i in range(n):
-        hi = max(hi, src[i] + 1, dst[i] + 1)
-    rmap = np.full(hi, -1, np.int64)
-    cmap = np.full(hi, -1, np.int64)
-    ri = np.empty(n, np.int64)
-    ci = np.empty(n, np.int64)
-    nr = 0
-    nc = 0
-    # ports numbered in increasing port order (as np.unique would)
-    for i in range(n):
-        rmap[src[i]] = 0
-        cmap[dst[i]] = 0
-    for x in range(hi):
-        if rmap[x] == 0:
-            rmap[x] = nr
-            nr += 1
-        else:
-            rmap[x] = -1
-        if cmap[x] == 0:
-            cmap[x] = nc
-            nc += 1
-        else:
-            cmap[x] = -1
-    for i in range(n):
-        ri[i] = rmap[src[i]]
-        ci[i] = cmap[dst[i]]
+    """Local row and column indices of the active ports (numbered in increasing port order),
+    and the square size ``k``; independent of the fabric's size."""
+    ri, nr = _ranks(src)
+    ci, nc = _ranks(dst)
     return ri, ci, max(nr, nc)
 
 
 @njit(cache=True)
 def _items_hk(src, dst, amt):
-    """:func:`bna_items` with the ``"hk"`` rule, compiled end to end."""
+    """:func:`bna_items` with the ``"hk"`` rule, compiled end to end and sparse:
+    ``O((nnz + changes) log k)`` for ``nnz`` entries of the augmented matrix."""
     ri, ci, k = _compress(src, dst)
-    D = np.zeros((k, k), np.int64)
-    for i in range(src.size):
-        D[ri[i], ci[i]] += amt[i]
-    E = 0
-    for x in range(k):
-        rs = 0
-        cs = 0
-        for y in range(k):
-            rs += D[x, y]
-            cs += D[y, x]
-        E = max(E, rs, cs)
-    A = D.copy()
-    _augment_nw(A, E)
-    perms, durs = _peel_hk(A)
-    item, start, length = _assign_real_first(D, perms, durs, ri, ci, amt)
+    row_ptr, col, val, ent, E = _support(ri, ci, amt, k)
+    _durs, _v_row, v_ent, v_start, v_end = _peel_sparse(row_ptr, col, val, E)
+    item, start, length = _assign_real_first(ent, amt, col.size, v_ent, v_start, v_end)
     return item, start, length, E
 
 
@@ -444,8 +761,9 @@ def bna_items(src: np.ndarray, dst: np.ndarray, amount: np.ndarray, *,
         D = np.zeros((k, k), _I64)
         np.add.at(D, (ri, ci), a_)
         perms, durs = birkhoff_von_neumann(D, "maxweight")
-        eff = int(durs.sum())
-        item, start, length = _assign_real_first(D, perms, durs, ri, ci, a_)
+        row_ptr, col, _, ent, eff = _support(ri, ci, a_, k)
+        _, v_ent, v_start, v_end = _perm_intervals(perms, durs, row_ptr, col)
+        item, start, length = _assign_real_first(ent, a_, col.size, v_ent, v_start, v_end)
     item, start, length = merge_pieces(live[item], start, length)
     return item, start, length, int(eff)
 
