@@ -49,7 +49,7 @@ import numpy as np
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedulers.dag.slots import SlotPlan
-from coflowopt.sim.events import grow, iheap_pop, iheap_push
+from coflowopt.sim.events import grow, iheap_pop, iheap_push, indexed_delete, indexed_set
 
 __all__ = ["BackfillResult", "backfill", "backfill_reference"]
 
@@ -352,39 +352,73 @@ def _free(s, r, own_in, op_in, own_out, op_out, F):
     op_out[r] = F
 
 
+@njit(cache=True, inline="always")
+def _changed(chg, m, s):
+    """Ingress port ``s``'s holder or base piece may have changed in this event: list it once
+    for :func:`_step_hold` (``chg``: flags ``[0, m)``, the list ``[m, 2m)``, its size at
+    ``2m``; one array so that the repair step stays under 30 arguments)."""
+    if chg[s] == 0:
+        chg[s] = 1
+        n = chg[2 * m]
+        chg[m + n] = s
+        chg[2 * m] = n + 1
+
+
 @njit(cache=True)
-def _step_finished(m, F, dst, fcof, pair_of, b_flow, rem, own_in, own_out, op_in, op_out,
-                   base_in, wl, inwl, pair_best, cf_left, cq, fix, nwl, left):
-    """Step 1: flows that ran out free their ports; the pairs they were best of go on ``fix``
-    (refreshed by the caller: a pair has one ingress, so it is listed at most once); their
-    coflows, when complete, go on the opening queue ``cq``.  Returns
-    ``(nwl, nq, left, nfix)``."""
+def _step_due(t, m, ek, eh, ew, ne, chg):
+    """Step 0: the ingress ports whose event (base piece end, holder out of data) is at ``t``
+    leave the port event heap for the change list ``chg``, in port order (the heap breaks
+    ties by port): steps 1 and 2 look at them alone, :func:`_step_hold` keys them again.
+    Returns ``ne``."""
+    while ne > 0 and ek[0] == t:
+        s = eh[0]
+        ne = indexed_delete(ek, eh, ew, ne, s)
+        _changed(chg, m, s)
+    return ne
+
+
+@njit(cache=True)
+def _step_finished(t, m, F, dst, fcof, pair_of, rem, own_in, own_out, op_in, op_out, wl,
+                   inwl, pair_best, cf_left, cq, fix, nwl, left, chg, nd, hold, out_s, out_n,
+                   last_idx):
+    """Step 1: flows that ran out at ``t`` (on the due ports of :func:`_step_due`, the first
+    ``nd`` of the change list ``chg``) end their hold (settled: ``rem`` 0, their piece's length)
+    and free their ports; the pairs they were best of go on ``fix`` (refreshed by the caller: a
+    pair has one ingress, so it is listed at most once); their coflows, when complete, go on
+    the opening queue ``cq``.  Returns ``(nwl, nq, left, nfix)``."""
     nq = 0
     nfix = 0
-    for s in range(m):
-        g = _holder(s, own_in, base_in, b_flow)
-        if g >= 0 and rem[g] == 0:
-            _free(s, dst[g], own_in, op_in, own_out, op_out, F)
-            nwl = _push(s, wl, inwl, nwl)
-            nwl = _push(m + dst[g], wl, inwl, nwl)
-            p = pair_of[g]
-            if pair_best[p] == g:
-                fix[nfix] = p
-                nfix += 1
-            c = fcof[g]
-            cf_left[c] -= 1
-            left -= 1
-            if cf_left[c] == 0:
-                cq[nq] = c
-                nq += 1
+    for k in range(nd):
+        s = chg[m + k]
+        g = hold[s]
+        if g < 0 or out_s[last_idx[g]] + rem[g] != t:
+            continue
+        out_n[last_idx[g]] = rem[g]
+        rem[g] = 0
+        hold[s] = -1
+        _free(s, dst[g], own_in, op_in, own_out, op_out, F)
+        nwl = _push(s, wl, inwl, nwl)
+        nwl = _push(m + dst[g], wl, inwl, nwl)
+        p = pair_of[g]
+        if pair_best[p] == g:
+            fix[nfix] = p
+            nfix += 1
+        c = fcof[g]
+        cf_left[c] -= 1
+        left -= 1
+        if cf_left[c] == 0:
+            cq[nq] = c
+            nq += 1
     return nwl, nq, left, nfix
 
 
 @njit(cache=True)
 def _step_base_ends(t, m, F, dst, b_flow, b_start, b_len, own_in, own_out, op_in, op_out,
-                    base_in, wl, inwl, nwl):
-    """Step 2: base pieces ending at ``t`` free their ports.  Returns ``nwl``."""
-    for s in range(m):
+                    base_in, wl, inwl, nwl, chg, nd):
+    """Step 2: base pieces ending at ``t`` (on the ``nd`` due ports at the head of ``chg``)
+    free their ports.  Returns ``nwl``."""
+    for k in range(nd):
+        s = chg[m + k]
         i = base_in[s]
         if i >= 0 and b_start[i] + b_len[i] == t:
             if own_in[s] == BASE:
@@ -436,9 +470,10 @@ def _step_open(t, rel, rel_order, npred, sptr, succ, cf_left, is_open, cq, nq, r
 
 @njit(cache=True)
 def _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, rem, is_open, own_in, own_out,
-                      op_in, op_out, base_in, wl, inwl, nwl, bp, status):
+                      op_in, op_out, base_in, wl, inwl, nwl, bp, status, chg):
     """Step 4: base pieces starting at ``t`` take their ports, evicting backfilled flows (a
-    piece of a coflow not yet open marks the base infeasible).  Returns ``(bp, nwl)``."""
+    piece of a coflow not yet open marks the base infeasible); the ingress ports touched go
+    on the change list ``chg``.  Returns ``(bp, nwl)``."""
     NB = b_flow.size
     while bp < NB and b_start[bp] <= t:
         i = bp
@@ -447,6 +482,7 @@ def _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, rem, is_open, ow
         s = src[f]
         r = dst[f]
         base_in[s] = i
+        _changed(chg, m, s)  # a new base end, maybe a new holder
         if rem[f] == 0:
             continue
         if not is_open[fcof[f]] and status[_BAD_FLOW] < 0:
@@ -460,6 +496,7 @@ def _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, rem, is_open, ow
         if g >= 0:
             _free(src[g], r, own_in, op_in, own_out, op_out, F)
             nwl = _push(src[g], wl, inwl, nwl)
+            _changed(chg, m, src[g])
         own_in[s] = BASE
         op_in[s] = -1
         own_out[r] = BASE
@@ -481,12 +518,13 @@ def _key_port(hp, nh, kcur, u, x, M2):
 @njit(cache=True)
 def _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_in, op_out,
                  pair_best, inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt_in, act_out,
-                 akey_out, aoth_out, acnt_out, wl, inwl, nwl, kcur, hp, freed, status):
+                 akey_out, aoth_out, acnt_out, wl, inwl, nwl, kcur, hp, freed, status, chg):
     """Step 5: repair the greedy matching at the ports that changed, best candidate first (a
     candidate placed in priority order is not evicted again within the event).  A heap of
     ``(key, port)``, key = the port's best candidate; entries are checked again when popped
-    (lazy: a stale one is dropped or pushed back with its new key).  Returns ``hp`` (grown
-    when it had to be)."""
+    (lazy: a stale one is dropped or pushed back with its new key).  The ingress ports that
+    get a new holder go on the change list ``chg``.  Returns ``hp`` (grown when it had to
+    be)."""
     F = src.size
     M2 = np.int64(2 * m)
     nh = 0
@@ -524,9 +562,11 @@ def _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_i
         if g >= 0:
             own_in[src[g]] = FREE
             op_in[src[g]] = F
+            _changed(chg, m, src[g])
             if src[g] != s:
                 freed[nv] = src[g]
                 nv += 1
+        _changed(chg, m, s)
         own_in[s] = best
         op_in[s] = prio[best]
         own_out[r] = best
@@ -541,56 +581,69 @@ def _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_i
 
 
 @njit(cache=True)
-def _step_next(t, m, b_flow, b_start, b_len, rel, rel_order, rp, bp, rem, own_in, base_in):
-    """Step 6: the next event (a base piece starts or ends, a serving flow runs out, a
-    release), -1 if none; and whether any port serves.  Returns ``(t_next, served)``."""
+def _step_next(b_start, rel, rel_order, rp, bp, ek, ne):
+    """Step 6: the next event: a base piece starts, a release, or the first port event (a
+    base piece ends, a holder runs out of data: the top of the port event heap); -1 if
+    none."""
     t_next = np.int64(-1)
-    if bp < b_flow.size:
+    if bp < b_start.size:
         t_next = np.int64(b_start[bp])
     if rp < rel.size:
         x = rel[rel_order[rp]]
         if t_next < 0 or x < t_next:
             t_next = x
-    served = 0
-    for s in range(m):
-        i = base_in[s]
-        if i >= 0:
-            x = b_start[i] + b_len[i]
-            if t_next < 0 or x < t_next:
-                t_next = x
-        g = _holder(s, own_in, base_in, b_flow)
-        if g >= 0:
-            served += 1
-            x = t + rem[g]
-            if t_next < 0 or x < t_next:
-                t_next = x
-    return t_next, served
+    if ne > 0 and (t_next < 0 or ek[0] < t_next):
+        t_next = ek[0]
+    return t_next
 
 
 @njit(cache=True)
-def _step_serve(t, t_next, m, b_flow, own_in, base_in, rem, last_end, last_idx, out_f, out_s,
-                out_n, n_out):
-    """Step 7: serve the run of slots ``[t, t_next)`` on every held port (a flow served
-    without a break extends its last piece).  Returns ``(out_f, out_s, out_n, n_out)``."""
-    dt = t_next - t
-    for s in range(m):
+def _step_hold(t, m, chg, own_in, base_in, b_flow, b_start, b_len, hold, rem, last_idx, out_f,
+               out_s, out_n, n_out, ek, eh, ew, ne):
+    """Step 7: the ingress ports on the change list ``chg``, in port order: a hold that ended
+    at ``t`` is settled (its piece gets its length, its flow's ``rem`` drops by it), a hold
+    that begins at ``t`` opens a piece (length settled when it ends); the port's event (its
+    base piece's end, its holder's last slot) is keyed again in the port event heap, and the
+    list is cleared.  Ports off the list keep serving untouched: a run of slots costs
+    nothing per port.  The pieces come out in the order of a slot-by-slot pass over the ports
+    (a hold that begins at ``t`` is never its flow's piece ending at ``t``: the flow is only
+    ever served on its own ingress, and held it just before only if it is that port's
+    holder still).  Returns ``(out_f, out_s, out_n, n_out, ne)``."""
+    n = chg[2 * m]
+    lst = chg[m:m + n]
+    lst.sort()
+    for k in range(n):
+        s = lst[k]
+        chg[s] = 0
         g = _holder(s, own_in, base_in, b_flow)
-        if g < 0:
-            continue
-        rem[g] -= dt
-        if last_end[g] == t:
-            out_n[last_idx[g]] += dt
+        h = hold[s]
+        if g != h:
+            if h >= 0:
+                x = t - out_s[last_idx[h]]
+                out_n[last_idx[h]] = x
+                rem[h] -= x
+            if g >= 0:
+                out_f = grow(out_f, n_out)
+                out_s = grow(out_s, n_out)
+                out_n = grow(out_n, n_out)
+                out_f[n_out] = g
+                out_s[n_out] = t
+                out_n[n_out] = 0
+                last_idx[g] = n_out
+                n_out += 1
+            hold[s] = g
+        key = NONE
+        i = base_in[s]
+        if i >= 0:
+            key = np.int64(b_start[i]) + b_len[i]
+        if g >= 0:
+            key = min(key, out_s[last_idx[g]] + rem[g])
+        if key < NONE:
+            ne = indexed_set(ek, eh, ew, ne, s, key)
         else:
-            out_f = grow(out_f, n_out)
-            out_s = grow(out_s, n_out)
-            out_n = grow(out_n, n_out)
-            out_f[n_out] = g
-            out_s[n_out] = t
-            out_n[n_out] = dt
-            last_idx[g] = n_out
-            n_out += 1
-        last_end[g] = t_next
-    return out_f, out_s, out_n, n_out
+            ne = indexed_delete(ek, eh, ew, ne, s)
+    chg[2 * m] = 0
+    return out_f, out_s, out_n, n_out, ne
 
 
 @njit(cache=True)
@@ -664,6 +717,14 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
     pos_out, inp_src, out_dst, odst, osrc = _port_lists(
         m, src, dst, pair_ptr, pair_flows, inp_ptr, inp_pairs, outp_ptr, outp_pairs)
     base_in = np.full(m, -1, dtype=np.int64)   # active base piece on each ingress port
+    hold = np.full(m, -1, dtype=np.int64)      # flow served on each ingress port (step 7)
+    # port event heap: each ingress port's next event (its base piece's end, its holder's
+    # last slot), keyed by slot, ties by port
+    ek = np.empty(m, dtype=np.int64)
+    eh = np.empty(m, dtype=np.int64)
+    ew = np.full(m, -1, dtype=np.int64)
+    ne = 0
+    chg = np.zeros(2 * m + 1, dtype=np.int64)  # ingress ports changed in this event
     wl = np.empty(2 * m, dtype=np.int64)
     kcur = np.full(2 * m, NONE, dtype=np.int64)   # current heap key of each port
     hp = np.empty(8 * m, dtype=np.int64)
@@ -673,8 +734,7 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
     cq = np.empty(C, dtype=np.int64)           # coflows to open (cascade of completions)
     newc = np.empty(C, dtype=np.int64)         # coflows opened at this event
     fix = np.empty(m, dtype=np.int64)          # pairs whose best candidate ran out
-    last_end = np.full(F, -1, dtype=np.int64)
-    last_idx = np.full(F, -1, dtype=np.int64)
+    last_idx = np.full(F, -1, dtype=np.int64)  # a holder's open piece
     cap = max(16, 2 * NB)
     out_f = np.empty(cap, dtype=np.int64)
     out_s = np.empty(cap, dtype=np.int64)
@@ -687,9 +747,12 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
     bp = 0
     rp = 0
     while True:
-        nwl, nq, left, nfix = _step_finished(m, F, dst, fcof, pair_of, b_flow, rem, own_in,
-                                             own_out, op_in, op_out, base_in, wl, inwl,
-                                             pair_best, cf_left, cq, fix, nwl, left)
+        ne = _step_due(t, m, ek, eh, ew, ne, chg)
+        nd = chg[2 * m]
+        nwl, nq, left, nfix = _step_finished(t, m, F, dst, fcof, pair_of, rem, own_in,
+                                             own_out, op_in, op_out, wl, inwl, pair_best,
+                                             cf_left, cq, fix, nwl, left, chg, nd, hold,
+                                             out_s, out_n, last_idx)
         for k in range(nfix):
             p = fix[k]
             b = _next_best(p, pair_ptr, heap, hcnt, rem, by_rank)
@@ -697,7 +760,7 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
                       inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt_in, apos_in, act_out,
                       akey_out, aoth_out, acnt_out, apos_out, odst, osrc, F)
         nwl = _step_base_ends(t, m, F, dst, b_flow, b_start, b_len, own_in, own_out, op_in,
-                              op_out, base_in, wl, inwl, nwl)
+                              op_out, base_in, wl, inwl, nwl, chg, nd)
         rp, nnew = _step_open(t, rel, rel_order, npred, sptr, succ, cf_left, is_open, cq, nq,
                               rp, newc)
         # the opened coflows' flows with data join their pairs' heaps (helpers take < 30
@@ -718,23 +781,21 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
                         nwl = _push(src[f], wl, inwl, nwl)
         bp, nwl = _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, rem, is_open,
                                     own_in, own_out, op_in, op_out, base_in, wl, inwl, nwl, bp,
-                                    status)
+                                    status, chg)
         hp = _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_in,
                           op_out, pair_best, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
                           acnt_in, act_out, akey_out, aoth_out, acnt_out, wl, inwl, nwl, kcur,
-                          hp, freed, status)
+                          hp, freed, status, chg)
         nwl = 0
+        out_f, out_s, out_n, n_out, ne = _step_hold(t, m, chg, own_in, base_in, b_flow, b_start,
+                                                    b_len, hold, rem, last_idx, out_f, out_s,
+                                                    out_n, n_out, ek, eh, ew, ne)
         if left == 0:
             break
-        t_next, served = _step_next(t, m, b_flow, b_start, b_len, rel, rel_order, rp, bp, rem,
-                                    own_in, base_in)
+        t_next = _step_next(b_start, rel, rel_order, rp, bp, ek, ne)
         if t_next < 0:
             break
         status[_EVENTS] += 1
-        if served:
-            out_f, out_s, out_n, n_out = _step_serve(t, t_next, m, b_flow, own_in, base_in,
-                                                     rem, last_end, last_idx, out_f, out_s,
-                                                     out_n, n_out)
         t = t_next
     if left > 0:
         for f in range(F):
