@@ -49,7 +49,7 @@ import numpy as np
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedulers.dag.slots import SlotPlan
-from coflowopt.sim.events import grow, iheap_pop, iheap_push, indexed_delete, indexed_set
+from coflowopt.sim.events import grow, iheap_pop, iheap_push
 
 __all__ = ["BackfillResult", "backfill", "backfill_reference"]
 
@@ -352,44 +352,48 @@ def _free(s, r, own_in, op_in, own_out, op_out, F):
     op_out[r] = F
 
 
+_BLK = 64  # ports per block of the port event table (one contiguous min per block)
+
+
 @njit(cache=True, inline="always")
 def _changed(chg, m, s):
-    """Ingress port ``s``'s holder or base piece may have changed in this event: list it once
-    for :func:`_step_hold` (``chg``: flags ``[0, m)``, the list ``[m, 2m)``, its size at
-    ``2m``; one array so that the repair step stays under 30 arguments)."""
-    if chg[s] == 0:
-        chg[s] = 1
-        n = chg[2 * m]
-        chg[m + n] = s
-        chg[2 * m] = n + 1
+    """Ingress port ``s``'s holder or base piece may have changed in this event: flag it and
+    its block for :func:`_step_hold` (``chg``: the port flags, then one flag per block of
+    ``_BLK`` ports; one array so that the repair step stays under 30 arguments)."""
+    chg[s] = 1
+    chg[(m + _BLK - 1) // _BLK * _BLK + s // _BLK] = 1
 
 
 @njit(cache=True)
-def _step_due(t, m, ek, eh, ew, ne, chg):
-    """Step 0: the ingress ports whose event (base piece end, holder out of data) is at ``t``
-    leave the port event heap for the change list ``chg``, in port order (the heap breaks
-    ties by port): steps 1 and 2 look at them alone, :func:`_step_hold` keys them again.
-    Returns ``ne``."""
-    while ne > 0 and ek[0] == t:
-        s = eh[0]
-        ne = indexed_delete(ek, eh, ew, ne, s)
-        _changed(chg, m, s)
-    return ne
+def _step_due(t, m, pkey, bmin, chg, due):
+    """Step 0: the ingress ports whose event (base piece end, holder out of data) is at ``t``,
+    in port order, from the blocks whose minimum is ``t``; they are flagged changed (keyed
+    again by :func:`_step_hold`).  Returns their number."""
+    nd = 0
+    for b in range(bmin.size):
+        if bmin[b] != t:
+            continue
+        for s in range(b * _BLK, min(m, (b + 1) * _BLK)):
+            if pkey[s] == t:
+                due[nd] = s
+                nd += 1
+                _changed(chg, m, s)
+    return nd
 
 
 @njit(cache=True)
 def _step_finished(t, m, F, dst, fcof, pair_of, rem, own_in, own_out, op_in, op_out, wl,
-                   inwl, pair_best, cf_left, cq, fix, nwl, left, chg, nd, hold, out_s, out_n,
+                   inwl, pair_best, cf_left, cq, fix, nwl, left, due, nd, hold, out_s, out_n,
                    last_idx):
     """Step 1: flows that ran out at ``t`` (on the due ports of :func:`_step_due`, the first
-    ``nd`` of the change list ``chg``) end their hold (settled: ``rem`` 0, their piece's length)
+    ``nd`` ports of ``due``) end their hold (settled: ``rem`` 0, their piece's length)
     and free their ports; the pairs they were best of go on ``fix`` (refreshed by the caller: a
     pair has one ingress, so it is listed at most once); their coflows, when complete, go on
     the opening queue ``cq``.  Returns ``(nwl, nq, left, nfix)``."""
     nq = 0
     nfix = 0
     for k in range(nd):
-        s = chg[m + k]
+        s = due[k]
         g = hold[s]
         if g < 0 or out_s[last_idx[g]] + rem[g] != t:
             continue
@@ -414,11 +418,11 @@ def _step_finished(t, m, F, dst, fcof, pair_of, rem, own_in, own_out, op_in, op_
 
 @njit(cache=True)
 def _step_base_ends(t, m, F, dst, b_flow, b_start, b_len, own_in, own_out, op_in, op_out,
-                    base_in, wl, inwl, nwl, chg, nd):
-    """Step 2: base pieces ending at ``t`` (on the ``nd`` due ports at the head of ``chg``)
-    free their ports.  Returns ``nwl``."""
+                    base_in, wl, inwl, nwl, due, nd):
+    """Step 2: base pieces ending at ``t`` (on the ``nd`` due ports of ``due``) free their
+    ports.  Returns ``nwl``."""
     for k in range(nd):
-        s = chg[m + k]
+        s = due[k]
         i = base_in[s]
         if i >= 0 and b_start[i] + b_len[i] == t:
             if own_in[s] == BASE:
@@ -581,10 +585,9 @@ def _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_i
 
 
 @njit(cache=True)
-def _step_next(b_start, rel, rel_order, rp, bp, ek, ne):
+def _step_next(b_start, rel, rel_order, rp, bp, bmin):
     """Step 6: the next event: a base piece starts, a release, or the first port event (a
-    base piece ends, a holder runs out of data: the top of the port event heap); -1 if
-    none."""
+    base piece ends, a holder runs out of data: the smallest block minimum); -1 if none."""
     t_next = np.int64(-1)
     if bp < b_start.size:
         t_next = np.int64(b_start[bp])
@@ -592,58 +595,65 @@ def _step_next(b_start, rel, rel_order, rp, bp, ek, ne):
         x = rel[rel_order[rp]]
         if t_next < 0 or x < t_next:
             t_next = x
-    if ne > 0 and (t_next < 0 or ek[0] < t_next):
-        t_next = ek[0]
+    for b in range(bmin.size):
+        x = bmin[b]
+        if x < NONE and (t_next < 0 or x < t_next):
+            t_next = x
     return t_next
 
 
 @njit(cache=True)
 def _step_hold(t, m, chg, own_in, base_in, b_flow, b_start, b_len, hold, rem, last_idx, out_f,
-               out_s, out_n, n_out, ek, eh, ew, ne):
-    """Step 7: the ingress ports on the change list ``chg``, in port order: a hold that ended
+               out_s, out_n, n_out, pkey, bmin):
+    """Step 7: the ingress ports flagged changed (``chg``), in port order: a hold that ended
     at ``t`` is settled (its piece gets its length, its flow's ``rem`` drops by it), a hold
     that begins at ``t`` opens a piece (length settled when it ends); the port's event (its
-    base piece's end, its holder's last slot) is keyed again in the port event heap, and the
-    list is cleared.  Ports off the list keep serving untouched: a run of slots costs
-    nothing per port.  The pieces come out in the order of a slot-by-slot pass over the ports
-    (a hold that begins at ``t`` is never its flow's piece ending at ``t``: the flow is only
-    ever served on its own ingress, and held it just before only if it is that port's
-    holder still).  Returns ``(out_f, out_s, out_n, n_out, ne)``."""
-    n = chg[2 * m]
-    lst = chg[m:m + n]
-    lst.sort()
-    for k in range(n):
-        s = lst[k]
-        chg[s] = 0
-        g = _holder(s, own_in, base_in, b_flow)
-        h = hold[s]
-        if g != h:
-            if h >= 0:
-                x = t - out_s[last_idx[h]]
-                out_n[last_idx[h]] = x
-                rem[h] -= x
+    base piece's end, its holder's last slot) is written to ``pkey`` and the minimum of each
+    changed block to ``bmin``; the flags are cleared.  Ports off the list keep serving
+    untouched: a run of slots costs nothing per port.  The pieces come out in the order of a
+    slot-by-slot pass over the ports (a hold that begins at ``t`` never continues its flow's
+    piece ending at ``t``: a flow is only ever served on its own ingress, so it held that
+    port just before only if it is the port's holder still).  Returns ``(out_f, out_s,
+    out_n, n_out)``."""
+    nb = bmin.size
+    NP = nb * _BLK
+    for b in range(nb):
+        if chg[NP + b] == 0:
+            continue
+        chg[NP + b] = 0
+        for s in range(b * _BLK, min(m, (b + 1) * _BLK)):
+            if chg[s] == 0:
+                continue
+            chg[s] = 0
+            g = _holder(s, own_in, base_in, b_flow)
+            h = hold[s]
+            if g != h:
+                if h >= 0:
+                    x = t - out_s[last_idx[h]]
+                    out_n[last_idx[h]] = x
+                    rem[h] -= x
+                if g >= 0:
+                    out_f = grow(out_f, n_out)
+                    out_s = grow(out_s, n_out)
+                    out_n = grow(out_n, n_out)
+                    out_f[n_out] = g
+                    out_s[n_out] = t
+                    out_n[n_out] = 0
+                    last_idx[g] = n_out
+                    n_out += 1
+                hold[s] = g
+            key = NONE
+            i = base_in[s]
+            if i >= 0:
+                key = np.int64(b_start[i]) + b_len[i]
             if g >= 0:
-                out_f = grow(out_f, n_out)
-                out_s = grow(out_s, n_out)
-                out_n = grow(out_n, n_out)
-                out_f[n_out] = g
-                out_s[n_out] = t
-                out_n[n_out] = 0
-                last_idx[g] = n_out
-                n_out += 1
-            hold[s] = g
-        key = NONE
-        i = base_in[s]
-        if i >= 0:
-            key = np.int64(b_start[i]) + b_len[i]
-        if g >= 0:
-            key = min(key, out_s[last_idx[g]] + rem[g])
-        if key < NONE:
-            ne = indexed_set(ek, eh, ew, ne, s, key)
-        else:
-            ne = indexed_delete(ek, eh, ew, ne, s)
-    chg[2 * m] = 0
-    return out_f, out_s, out_n, n_out, ne
+                key = min(key, out_s[last_idx[g]] + rem[g])
+            pkey[s] = key
+        x = NONE
+        for s in range(b * _BLK, (b + 1) * _BLK):
+            x = min(x, pkey[s])
+        bmin[b] = x
+    return out_f, out_s, out_n, n_out
 
 
 @njit(cache=True)
@@ -718,13 +728,13 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
         m, src, dst, pair_ptr, pair_flows, inp_ptr, inp_pairs, outp_ptr, outp_pairs)
     base_in = np.full(m, -1, dtype=np.int64)   # active base piece on each ingress port
     hold = np.full(m, -1, dtype=np.int64)      # flow served on each ingress port (step 7)
-    # port event heap: each ingress port's next event (its base piece's end, its holder's
-    # last slot), keyed by slot, ties by port
-    ek = np.empty(m, dtype=np.int64)
-    eh = np.empty(m, dtype=np.int64)
-    ew = np.full(m, -1, dtype=np.int64)
-    ne = 0
-    chg = np.zeros(2 * m + 1, dtype=np.int64)  # ingress ports changed in this event
+    # port event table: each ingress port's next event (its base piece's end, its holder's
+    # last slot; NONE: none) in blocks of _BLK ports, with each block's minimum
+    nb = (m + _BLK - 1) // _BLK
+    pkey = np.full(nb * _BLK, NONE, dtype=np.int64)
+    bmin = np.full(nb, NONE, dtype=np.int64)
+    chg = np.zeros(nb * _BLK + nb, dtype=np.int8)  # ports (then blocks) changed in this event
+    due = np.empty(m, dtype=np.int64)
     wl = np.empty(2 * m, dtype=np.int64)
     kcur = np.full(2 * m, NONE, dtype=np.int64)   # current heap key of each port
     hp = np.empty(8 * m, dtype=np.int64)
@@ -747,11 +757,10 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
     bp = 0
     rp = 0
     while True:
-        ne = _step_due(t, m, ek, eh, ew, ne, chg)
-        nd = chg[2 * m]
+        nd = _step_due(t, m, pkey, bmin, chg, due)
         nwl, nq, left, nfix = _step_finished(t, m, F, dst, fcof, pair_of, rem, own_in,
                                              own_out, op_in, op_out, wl, inwl, pair_best,
-                                             cf_left, cq, fix, nwl, left, chg, nd, hold,
+                                             cf_left, cq, fix, nwl, left, due, nd, hold,
                                              out_s, out_n, last_idx)
         for k in range(nfix):
             p = fix[k]
@@ -760,7 +769,7 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
                       inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt_in, apos_in, act_out,
                       akey_out, aoth_out, acnt_out, apos_out, odst, osrc, F)
         nwl = _step_base_ends(t, m, F, dst, b_flow, b_start, b_len, own_in, own_out, op_in,
-                              op_out, base_in, wl, inwl, nwl, chg, nd)
+                              op_out, base_in, wl, inwl, nwl, due, nd)
         rp, nnew = _step_open(t, rel, rel_order, npred, sptr, succ, cf_left, is_open, cq, nq,
                               rp, newc)
         # the opened coflows' flows with data join their pairs' heaps (helpers take < 30
@@ -787,12 +796,12 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
                           acnt_in, act_out, akey_out, aoth_out, acnt_out, wl, inwl, nwl, kcur,
                           hp, freed, status, chg)
         nwl = 0
-        out_f, out_s, out_n, n_out, ne = _step_hold(t, m, chg, own_in, base_in, b_flow, b_start,
-                                                    b_len, hold, rem, last_idx, out_f, out_s,
-                                                    out_n, n_out, ek, eh, ew, ne)
+        out_f, out_s, out_n, n_out = _step_hold(t, m, chg, own_in, base_in, b_flow, b_start,
+                                                b_len, hold, rem, last_idx, out_f, out_s, out_n,
+                                                n_out, pkey, bmin)
         if left == 0:
             break
-        t_next = _step_next(b_start, rel, rel_order, rp, bp, ek, ne)
+        t_next = _step_next(b_start, rel, rel_order, rp, bp, bmin)
         if t_next < 0:
             break
         status[_EVENTS] += 1
