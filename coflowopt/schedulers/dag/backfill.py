@@ -210,7 +210,7 @@ def _push(u, wl, inwl, nwl):
     return nwl
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt_in, act_out,
           akey_out, aoth_out, acnt_out, status):
     """The best candidate at port ``u`` (``u >= m``: egress ``u - m``): the smallest pair
@@ -238,14 +238,14 @@ def _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt
     return NONE, -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _put(k, y, act, akey, aoth, apos, key, oth):
     act[k] = y
     akey[k] = key[y]
     aoth[k] = oth[y]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _resort(e, a0, cnt, act, akey, aoth, apos, key, oth):
     """Move entry ``e`` (at ``apos[e]`` of the list ``act[a0:a0+cnt]``) to its place in the
     list ordered by ``key`` (insertion step after ``key[e]`` changed)."""
@@ -265,7 +265,7 @@ def _resort(e, a0, cnt, act, akey, aoth, apos, key, oth):
     apos[e] = k
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _drop(e, a0, cnt, act, akey, aoth, apos, key, oth):
     """Remove entry ``e`` from the ordered list ``act[a0:a0+cnt]`` (keeps the order)."""
     for k in range(apos[e], cnt - 1):
@@ -275,7 +275,7 @@ def _drop(e, a0, cnt, act, akey, aoth, apos, key, oth):
     apos[e] = -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _set_best(p, f, prio, pair_best, pbp_in, pbp_out, pos_out, inp_src, out_dst, inp_ptr,
               outp_ptr, act_in, akey_in, aoth_in, acnt_in, apos_in, act_out, akey_out,
               aoth_out, acnt_out, apos_out, odst, osrc, F):
@@ -309,7 +309,7 @@ def _set_best(p, f, prio, pair_best, pbp_in, pbp_out, pos_out, inp_src, out_dst,
         acnt_out[r] -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _next_best(p, pair_ptr, heap, hcnt, rem, by_rank):
     """The best candidate of pair ``p``: the top of its heap of ready flows, after dropping
     the finished ones (a flow the base plan finished may sit below the top: lazy removal).
