@@ -29,10 +29,18 @@ a served candidate of higher priority; of the flows on one pair only the best re
 ever be served (a heap of ready flows per pair).  When ports change, they are repaired best
 candidate first (a heap of ports keyed by their best candidate), so a flow placed within an
 event is not evicted again in it; each port keeps its pairs with a candidate ordered by
-priority, and a scan stops at the first that fits.  Cost per event ``O(m)`` plus the repairs,
-instead of a greedy pass over all ready flows.  A numba kernel of this module (it calls no
-compiled function of another module); the plan it returns carries the run's events, repairs and
-scanned entries (:attr:`SlotPlan.counters`).
+priority, and a scan stops at the first that fits.  Nothing is done per port and slot: a
+port's holder is served lazily (the hold's start is recorded, and ``rem`` and the output piece
+are settled when the hold ends), and each ingress port's next event (its base piece's end, its
+holder's last slot) sits in a table of blocks of 64 ports with each block's minimum, so the
+next event is a minimum over ``m / 64`` blocks and only the blocks with a port due or changed
+are read.  Cost per event ``O(m / 64 + 64 k)`` for ``k`` changed ports, plus the repairs,
+instead of four passes over the ``m`` ingress ports (an indexed heap of ports, ``O(k log m)``,
+was measured slower: on these plans about a fifth of the ports change at every event, most
+base pieces being one slot long).  A numba kernel of this module (it calls no compiled
+function of another module); the plan it returns carries the run's events, repairs and scanned
+entries (:attr:`SlotPlan.counters`).  The pieces come out in the order of a slot-by-slot pass
+(by start, then ingress port), each a maximal run of one flow.
 
 BF only adds service to the base plan (step 1 serves every base pair whose flow has data), so no
 flow, coflow or job completes later than in the base plan, and the guarantee of the base
@@ -210,7 +218,7 @@ def _push(u, wl, inwl, nwl):
     return nwl
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt_in, act_out,
           akey_out, aoth_out, acnt_out, status):
     """The best candidate at port ``u`` (``u >= m``: egress ``u - m``): the smallest pair
@@ -238,14 +246,14 @@ def _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt
     return NONE, -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _put(k, y, act, akey, aoth, apos, key, oth):
     act[k] = y
     akey[k] = key[y]
     aoth[k] = oth[y]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _resort(e, a0, cnt, act, akey, aoth, apos, key, oth):
     """Move entry ``e`` (at ``apos[e]`` of the list ``act[a0:a0+cnt]``) to its place in the
     list ordered by ``key`` (insertion step after ``key[e]`` changed)."""
@@ -265,7 +273,7 @@ def _resort(e, a0, cnt, act, akey, aoth, apos, key, oth):
     apos[e] = k
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _drop(e, a0, cnt, act, akey, aoth, apos, key, oth):
     """Remove entry ``e`` from the ordered list ``act[a0:a0+cnt]`` (keeps the order)."""
     for k in range(apos[e], cnt - 1):
@@ -275,7 +283,7 @@ def _drop(e, a0, cnt, act, akey, aoth, apos, key, oth):
     apos[e] = -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _set_best(p, f, prio, pair_best, pbp_in, pbp_out, pos_out, inp_src, out_dst, inp_ptr,
               outp_ptr, act_in, akey_in, aoth_in, acnt_in, apos_in, act_out, akey_out,
               aoth_out, acnt_out, apos_out, odst, osrc, F):
@@ -309,7 +317,7 @@ def _set_best(p, f, prio, pair_best, pbp_in, pbp_out, pos_out, inp_src, out_dst,
         acnt_out[r] -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _next_best(p, pair_ptr, heap, hcnt, rem, by_rank):
     """The best candidate of pair ``p``: the top of its heap of ready flows, after dropping
     the finished ones (a flow the base plan finished may sit below the top: lazy removal).
@@ -324,12 +332,15 @@ def _next_best(p, pair_ptr, heap, hcnt, rem, by_rank):
     return by_rank[heap[a0]] if hcnt[p] > 0 else -1
 
 
-# -- the event loop's steps: plain compiled functions, one call per event; their per-port
-# helpers (_holder, _free, _key_port) are inlined.  A step inlined in turn would keep the array
-# copies of the helpers it inlines (coflowopt._jit forwards a copy only when its source is
-# defined outside the loop): one atomic reference-count pair per array and call.  Measured on
-# the static-progress kernel split the same way (FB2010): over 440 s of CPU in NRT_incref
-# (gdb) and unfinished, against 167 s for the whole run with plain steps.
+# -- the event loop's steps: plain compiled functions, one call per event; their per-port and
+# per-repair helpers (_holder, _free, _key_port, _changed, _scan, _set_best, _next_best) are
+# inlined, so that no call costs an atomic reference-count pair per array argument (half the
+# kernel's samples were NRT_incref/NRT_decref with _scan and _set_best plain: FB2010 jobs,
+# kernel CPU 4.4 -> 3.9 s).  A step inlined in turn would keep the array copies of the helpers
+# it inlines (coflowopt._jit forwards a copy only when its source is defined outside the loop):
+# measured here, all steps inlined: 4.4 s again; on the static-progress kernel split the same
+# way (FB2010): over 440 s of CPU in NRT_incref (gdb) and unfinished, against 167 s for the
+# whole run with plain steps.
 
 
 @njit(cache=True, inline="always")
@@ -352,39 +363,77 @@ def _free(s, r, own_in, op_in, own_out, op_out, F):
     op_out[r] = F
 
 
+_BLK = 64  # ports per block of the port event table (one contiguous min per block)
+
+
+@njit(cache=True, inline="always")
+def _changed(chg, m, s):
+    """Ingress port ``s``'s holder or base piece may have changed in this event: flag it and
+    its block for :func:`_step_hold` (``chg``: the port flags, then one flag per block of
+    ``_BLK`` ports; one array so that the repair step stays under 30 arguments)."""
+    chg[s] = 1
+    chg[(m + _BLK - 1) // _BLK * _BLK + s // _BLK] = 1
+
+
 @njit(cache=True)
-def _step_finished(m, F, dst, fcof, pair_of, b_flow, rem, own_in, own_out, op_in, op_out,
-                   base_in, wl, inwl, pair_best, cf_left, cq, fix, nwl, left):
-    """Step 1: flows that ran out free their ports; the pairs they were best of go on ``fix``
-    (refreshed by the caller: a pair has one ingress, so it is listed at most once); their
-    coflows, when complete, go on the opening queue ``cq``.  Returns
-    ``(nwl, nq, left, nfix)``."""
+def _step_due(t, m, pkey, bmin, chg, due):
+    """Step 0: the ingress ports whose event (base piece end, holder out of data) is at ``t``,
+    in port order, from the blocks whose minimum is ``t``; they are flagged changed (keyed
+    again by :func:`_step_hold`).  Returns their number."""
+    nd = 0
+    for b in range(bmin.size):
+        if bmin[b] != t:
+            continue
+        for s in range(b * _BLK, min(m, (b + 1) * _BLK)):
+            if pkey[s] == t:
+                due[nd] = s
+                nd += 1
+                _changed(chg, m, s)
+    return nd
+
+
+@njit(cache=True)
+def _step_finished(t, m, F, dst, fcof, pair_of, rem, own_in, own_out, op_in, op_out, wl,
+                   inwl, pair_best, cf_left, cq, fix, nwl, left, due, nd, hold, out_s, out_n,
+                   last_idx):
+    """Step 1: flows that ran out at ``t`` (on the due ports of :func:`_step_due`, the first
+    ``nd`` ports of ``due``) end their hold (settled: ``rem`` 0, their piece's length)
+    and free their ports; the pairs they were best of go on ``fix`` (refreshed by the caller: a
+    pair has one ingress, so it is listed at most once); their coflows, when complete, go on
+    the opening queue ``cq``.  Returns ``(nwl, nq, left, nfix)``."""
     nq = 0
     nfix = 0
-    for s in range(m):
-        g = _holder(s, own_in, base_in, b_flow)
-        if g >= 0 and rem[g] == 0:
-            _free(s, dst[g], own_in, op_in, own_out, op_out, F)
-            nwl = _push(s, wl, inwl, nwl)
-            nwl = _push(m + dst[g], wl, inwl, nwl)
-            p = pair_of[g]
-            if pair_best[p] == g:
-                fix[nfix] = p
-                nfix += 1
-            c = fcof[g]
-            cf_left[c] -= 1
-            left -= 1
-            if cf_left[c] == 0:
-                cq[nq] = c
-                nq += 1
+    for k in range(nd):
+        s = due[k]
+        g = hold[s]
+        if g < 0 or out_s[last_idx[g]] + rem[g] != t:
+            continue
+        out_n[last_idx[g]] = rem[g]
+        rem[g] = 0
+        hold[s] = -1
+        _free(s, dst[g], own_in, op_in, own_out, op_out, F)
+        nwl = _push(s, wl, inwl, nwl)
+        nwl = _push(m + dst[g], wl, inwl, nwl)
+        p = pair_of[g]
+        if pair_best[p] == g:
+            fix[nfix] = p
+            nfix += 1
+        c = fcof[g]
+        cf_left[c] -= 1
+        left -= 1
+        if cf_left[c] == 0:
+            cq[nq] = c
+            nq += 1
     return nwl, nq, left, nfix
 
 
 @njit(cache=True)
 def _step_base_ends(t, m, F, dst, b_flow, b_start, b_len, own_in, own_out, op_in, op_out,
-                    base_in, wl, inwl, nwl):
-    """Step 2: base pieces ending at ``t`` free their ports.  Returns ``nwl``."""
-    for s in range(m):
+                    base_in, wl, inwl, nwl, due, nd):
+    """Step 2: base pieces ending at ``t`` (on the ``nd`` due ports of ``due``) free their
+    ports.  Returns ``nwl``."""
+    for k in range(nd):
+        s = due[k]
         i = base_in[s]
         if i >= 0 and b_start[i] + b_len[i] == t:
             if own_in[s] == BASE:
@@ -436,9 +485,10 @@ def _step_open(t, rel, rel_order, npred, sptr, succ, cf_left, is_open, cq, nq, r
 
 @njit(cache=True)
 def _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, rem, is_open, own_in, own_out,
-                      op_in, op_out, base_in, wl, inwl, nwl, bp, status):
+                      op_in, op_out, base_in, wl, inwl, nwl, bp, status, chg):
     """Step 4: base pieces starting at ``t`` take their ports, evicting backfilled flows (a
-    piece of a coflow not yet open marks the base infeasible).  Returns ``(bp, nwl)``."""
+    piece of a coflow not yet open marks the base infeasible); the ingress ports touched go
+    on the change list ``chg``.  Returns ``(bp, nwl)``."""
     NB = b_flow.size
     while bp < NB and b_start[bp] <= t:
         i = bp
@@ -447,6 +497,7 @@ def _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, rem, is_open, ow
         s = src[f]
         r = dst[f]
         base_in[s] = i
+        _changed(chg, m, s)  # a new base end, maybe a new holder
         if rem[f] == 0:
             continue
         if not is_open[fcof[f]] and status[_BAD_FLOW] < 0:
@@ -460,6 +511,7 @@ def _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, rem, is_open, ow
         if g >= 0:
             _free(src[g], r, own_in, op_in, own_out, op_out, F)
             nwl = _push(src[g], wl, inwl, nwl)
+            _changed(chg, m, src[g])
         own_in[s] = BASE
         op_in[s] = -1
         own_out[r] = BASE
@@ -481,12 +533,13 @@ def _key_port(hp, nh, kcur, u, x, M2):
 @njit(cache=True)
 def _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_in, op_out,
                  pair_best, inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt_in, act_out,
-                 akey_out, aoth_out, acnt_out, wl, inwl, nwl, kcur, hp, freed, status):
+                 akey_out, aoth_out, acnt_out, wl, inwl, nwl, kcur, hp, freed, status, chg):
     """Step 5: repair the greedy matching at the ports that changed, best candidate first (a
     candidate placed in priority order is not evicted again within the event).  A heap of
     ``(key, port)``, key = the port's best candidate; entries are checked again when popped
-    (lazy: a stale one is dropped or pushed back with its new key).  Returns ``hp`` (grown
-    when it had to be)."""
+    (lazy: a stale one is dropped or pushed back with its new key).  The ingress ports that
+    get a new holder go on the change list ``chg``.  Returns ``hp`` (grown when it had to
+    be)."""
     F = src.size
     M2 = np.int64(2 * m)
     nh = 0
@@ -524,9 +577,11 @@ def _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_i
         if g >= 0:
             own_in[src[g]] = FREE
             op_in[src[g]] = F
+            _changed(chg, m, src[g])
             if src[g] != s:
                 freed[nv] = src[g]
                 nv += 1
+        _changed(chg, m, s)
         own_in[s] = best
         op_in[s] = prio[best]
         own_out[r] = best
@@ -541,55 +596,74 @@ def _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_i
 
 
 @njit(cache=True)
-def _step_next(t, m, b_flow, b_start, b_len, rel, rel_order, rp, bp, rem, own_in, base_in):
-    """Step 6: the next event (a base piece starts or ends, a serving flow runs out, a
-    release), -1 if none; and whether any port serves.  Returns ``(t_next, served)``."""
+def _step_next(b_start, rel, rel_order, rp, bp, bmin):
+    """Step 6: the next event: a base piece starts, a release, or the first port event (a
+    base piece ends, a holder runs out of data: the smallest block minimum); -1 if none."""
     t_next = np.int64(-1)
-    if bp < b_flow.size:
+    if bp < b_start.size:
         t_next = np.int64(b_start[bp])
     if rp < rel.size:
         x = rel[rel_order[rp]]
         if t_next < 0 or x < t_next:
             t_next = x
-    served = 0
-    for s in range(m):
-        i = base_in[s]
-        if i >= 0:
-            x = b_start[i] + b_len[i]
-            if t_next < 0 or x < t_next:
-                t_next = x
-        g = _holder(s, own_in, base_in, b_flow)
-        if g >= 0:
-            served += 1
-            x = t + rem[g]
-            if t_next < 0 or x < t_next:
-                t_next = x
-    return t_next, served
+    for b in range(bmin.size):
+        x = bmin[b]
+        if x < NONE and (t_next < 0 or x < t_next):
+            t_next = x
+    return t_next
 
 
 @njit(cache=True)
-def _step_serve(t, t_next, m, b_flow, own_in, base_in, rem, last_end, last_idx, out_f, out_s,
-                out_n, n_out):
-    """Step 7: serve the run of slots ``[t, t_next)`` on every held port (a flow served
-    without a break extends its last piece).  Returns ``(out_f, out_s, out_n, n_out)``."""
-    dt = t_next - t
-    for s in range(m):
-        g = _holder(s, own_in, base_in, b_flow)
-        if g < 0:
+def _step_hold(t, m, chg, own_in, base_in, b_flow, b_start, b_len, hold, rem, last_idx, out_f,
+               out_s, out_n, n_out, pkey, bmin):
+    """Step 7: the ingress ports flagged changed (``chg``), in port order: a hold that ended
+    at ``t`` is settled (its piece gets its length, its flow's ``rem`` drops by it), a hold
+    that begins at ``t`` opens a piece (length settled when it ends); the port's event (its
+    base piece's end, its holder's last slot) is written to ``pkey`` and the minimum of each
+    changed block to ``bmin``; the flags are cleared.  Ports off the list keep serving
+    untouched: a run of slots costs nothing per port.  The pieces come out in the order of a
+    slot-by-slot pass over the ports (a hold that begins at ``t`` never continues its flow's
+    piece ending at ``t``: a flow is only ever served on its own ingress, so it held that
+    port just before only if it is the port's holder still).  Returns ``(out_f, out_s,
+    out_n, n_out)``."""
+    nb = bmin.size
+    NP = nb * _BLK
+    for b in range(nb):
+        if chg[NP + b] == 0:
             continue
-        rem[g] -= dt
-        if last_end[g] == t:
-            out_n[last_idx[g]] += dt
-        else:
-            out_f = grow(out_f, n_out)
-            out_s = grow(out_s, n_out)
-            out_n = grow(out_n, n_out)
-            out_f[n_out] = g
-            out_s[n_out] = t
-            out_n[n_out] = dt
-            last_idx[g] = n_out
-            n_out += 1
-        last_end[g] = t_next
+        chg[NP + b] = 0
+        for s in range(b * _BLK, min(m, (b + 1) * _BLK)):
+            if chg[s] == 0:
+                continue
+            chg[s] = 0
+            g = _holder(s, own_in, base_in, b_flow)
+            h = hold[s]
+            if g != h:
+                if h >= 0:
+                    x = t - out_s[last_idx[h]]
+                    out_n[last_idx[h]] = x
+                    rem[h] -= x
+                if g >= 0:
+                    out_f = grow(out_f, n_out)
+                    out_s = grow(out_s, n_out)
+                    out_n = grow(out_n, n_out)
+                    out_f[n_out] = g
+                    out_s[n_out] = t
+                    out_n[n_out] = 0
+                    last_idx[g] = n_out
+                    n_out += 1
+                hold[s] = g
+            key = NONE
+            i = base_in[s]
+            if i >= 0:
+                key = np.int64(b_start[i]) + b_len[i]
+            if g >= 0:
+                key = min(key, out_s[last_idx[g]] + rem[g])
+            pkey[s] = key
+        x = NONE
+        for s in range(b * _BLK, (b + 1) * _BLK):
+            x = min(x, pkey[s])
+        bmin[b] = x
     return out_f, out_s, out_n, n_out
 
 
@@ -664,6 +738,14 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
     pos_out, inp_src, out_dst, odst, osrc = _port_lists(
         m, src, dst, pair_ptr, pair_flows, inp_ptr, inp_pairs, outp_ptr, outp_pairs)
     base_in = np.full(m, -1, dtype=np.int64)   # active base piece on each ingress port
+    hold = np.full(m, -1, dtype=np.int64)      # flow served on each ingress port (step 7)
+    # port event table: each ingress port's next event (its base piece's end, its holder's
+    # last slot; NONE: none) in blocks of _BLK ports, with each block's minimum
+    nb = (m + _BLK - 1) // _BLK
+    pkey = np.full(nb * _BLK, NONE, dtype=np.int64)
+    bmin = np.full(nb, NONE, dtype=np.int64)
+    chg = np.zeros(nb * _BLK + nb, dtype=np.int8)  # ports (then blocks) changed in this event
+    due = np.empty(m, dtype=np.int64)
     wl = np.empty(2 * m, dtype=np.int64)
     kcur = np.full(2 * m, NONE, dtype=np.int64)   # current heap key of each port
     hp = np.empty(8 * m, dtype=np.int64)
@@ -673,8 +755,7 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
     cq = np.empty(C, dtype=np.int64)           # coflows to open (cascade of completions)
     newc = np.empty(C, dtype=np.int64)         # coflows opened at this event
     fix = np.empty(m, dtype=np.int64)          # pairs whose best candidate ran out
-    last_end = np.full(F, -1, dtype=np.int64)
-    last_idx = np.full(F, -1, dtype=np.int64)
+    last_idx = np.full(F, -1, dtype=np.int64)  # a holder's open piece
     cap = max(16, 2 * NB)
     out_f = np.empty(cap, dtype=np.int64)
     out_s = np.empty(cap, dtype=np.int64)
@@ -687,9 +768,11 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
     bp = 0
     rp = 0
     while True:
-        nwl, nq, left, nfix = _step_finished(m, F, dst, fcof, pair_of, b_flow, rem, own_in,
-                                             own_out, op_in, op_out, base_in, wl, inwl,
-                                             pair_best, cf_left, cq, fix, nwl, left)
+        nd = _step_due(t, m, pkey, bmin, chg, due)
+        nwl, nq, left, nfix = _step_finished(t, m, F, dst, fcof, pair_of, rem, own_in,
+                                             own_out, op_in, op_out, wl, inwl, pair_best,
+                                             cf_left, cq, fix, nwl, left, due, nd, hold,
+                                             out_s, out_n, last_idx)
         for k in range(nfix):
             p = fix[k]
             b = _next_best(p, pair_ptr, heap, hcnt, rem, by_rank)
@@ -697,7 +780,7 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
                       inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt_in, apos_in, act_out,
                       akey_out, aoth_out, acnt_out, apos_out, odst, osrc, F)
         nwl = _step_base_ends(t, m, F, dst, b_flow, b_start, b_len, own_in, own_out, op_in,
-                              op_out, base_in, wl, inwl, nwl)
+                              op_out, base_in, wl, inwl, nwl, due, nd)
         rp, nnew = _step_open(t, rel, rel_order, npred, sptr, succ, cf_left, is_open, cq, nq,
                               rp, newc)
         # the opened coflows' flows with data join their pairs' heaps (helpers take < 30
@@ -718,23 +801,21 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
                         nwl = _push(src[f], wl, inwl, nwl)
         bp, nwl = _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, rem, is_open,
                                     own_in, own_out, op_in, op_out, base_in, wl, inwl, nwl, bp,
-                                    status)
+                                    status, chg)
         hp = _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_in,
                           op_out, pair_best, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
                           acnt_in, act_out, akey_out, aoth_out, acnt_out, wl, inwl, nwl, kcur,
-                          hp, freed, status)
+                          hp, freed, status, chg)
         nwl = 0
+        out_f, out_s, out_n, n_out = _step_hold(t, m, chg, own_in, base_in, b_flow, b_start,
+                                                b_len, hold, rem, last_idx, out_f, out_s, out_n,
+                                                n_out, pkey, bmin)
         if left == 0:
             break
-        t_next, served = _step_next(t, m, b_flow, b_start, b_len, rel, rel_order, rp, bp, rem,
-                                    own_in, base_in)
+        t_next = _step_next(b_start, rel, rel_order, rp, bp, bmin)
         if t_next < 0:
             break
         status[_EVENTS] += 1
-        if served:
-            out_f, out_s, out_n, n_out = _step_serve(t, t_next, m, b_flow, own_in, base_in,
-                                                     rem, last_end, last_idx, out_f, out_s,
-                                                     out_n, n_out)
         t = t_next
     if left > 0:
         for f in range(F):

@@ -152,3 +152,41 @@ def test_infeasible_base_is_refused():
     for engine in ("fast", "reference"):
         with pytest.raises(ValueError, match="infeasible base"):
             backfill(inst, base, np.array([0, 1]), d, rel, engine=engine)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 100_000), beta=st.sampled_from([0.5, 1.0, 4.0]))
+def test_fast_equals_reference_many_idle_ports(seed, beta):
+    """Fabrics of 65-200 ports (two to four blocks of the kernel's port event table), a few
+    flows on them, so most ports are idle at every event; unit-size volumes make holders run
+    out at the slots where base pieces end and jobs are released.  Same (flow, slot) cells as
+    the slot-by-slot rule, and the pieces are maximal runs in (start, ingress port) order."""
+    inst, base, pr, d, rel = _setup(seed, beta, ports=(65, 200), jobs=(2, 6), max_coflows=12,
+                                    flows=(1, 5), vmax=2)
+    a = backfill(inst, base, pr, d, rel)
+    b = backfill_reference(inst, base, pr.astype(float), d, rel)
+    assert _cells(a) == _cells(b)
+    key = np.lexsort((inst.flow_src[a.flow], a.start))
+    assert np.array_equal(key, np.arange(a.flow.size))  # emitted by (start, ingress port)
+    o = np.lexsort((a.start, a.flow))
+    f, s, n = a.flow[o], a.start[o], a.length[o]
+    assert not ((f[1:] == f[:-1]) & (s[1:] == s[:-1] + n[:-1])).any()  # no touching pieces
+
+
+def test_holder_out_base_end_and_release_at_one_slot():
+    """Hand-worked, on three blocks of ports (0, 70, 129 of 130): a flow backfilled from slot 0
+    runs out at slot 2, where another flow's base piece ends, its own base piece starts (and is
+    skipped: no data left) and a job is released; the released flows take the freed ports at
+    slot 2.  Cells f0: 0, 1; f1: 0, 1; f2: 2; f3: 2 -- the slot-by-slot rule agrees."""
+    inst = build_instance(130, jobs=[
+        JobSpec([CoflowSpec([(0, 0, 2.0)], id="a")], id="A"),
+        JobSpec([CoflowSpec([(70, 70, 2.0)], id="b")], id="B"),
+        JobSpec([CoflowSpec([(129, 129, 1.0), (0, 70, 1.0)], id="l")], id="L", release=2.0)])
+    d, rel = slot_demand(inst), release_slots(inst)
+    base = SlotPlan(np.array([0, 1, 2, 3]), np.array([0, 2, 4, 5]), np.array([2, 2, 1, 1]))
+    pr = np.array([0, 1, 2])
+    a = backfill(inst, base, pr, d, rel)
+    want = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 2), (3, 2)]
+    assert _cells(a) == want
+    assert _cells(backfill_reference(inst, base, pr.astype(float), d, rel)) == want
+    assert a.makespan == 3
