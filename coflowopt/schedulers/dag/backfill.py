@@ -37,10 +37,11 @@ next event is a minimum over ``m / 64`` blocks and only the blocks with a port d
 are read.  Cost per event ``O(m / 64 + 64 k)`` for ``k`` changed ports, plus the repairs,
 instead of four passes over the ``m`` ingress ports (an indexed heap of ports, ``O(k log m)``,
 was measured slower: on these plans about a fifth of the ports change at every event, most
-base pieces being one slot long).  A numba kernel of this module (it calls no compiled
-function of another module); the plan it returns carries the run's events, repairs and scanned
-entries (:attr:`SlotPlan.counters`).  The pieces come out in the order of a slot-by-slot pass
-(by start, then ingress port), each a maximal run of one flow.
+base pieces being one slot long).  A numba kernel of this module (of other modules it calls
+only the shared heap and array helpers of :mod:`coflowopt.sim.events`); the plan it returns
+carries the run's events, repairs and scanned entries (:attr:`SlotPlan.counters`).  The
+pieces come out in the order of a slot-by-slot pass (by start, then ingress port), each a
+maximal run of one flow.
 
 BF only adds service to the base plan (step 1 serves every base pair whose flow has data), so no
 flow, coflow or job completes later than in the base plan, and the guarantee of the base
