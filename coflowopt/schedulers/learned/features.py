@@ -112,16 +112,17 @@ class DagState:
                    np.zeros(inst.n_coflows, dtype=bool), ready)
 
     @classmethod
-    def from_view(cls, view: Any) -> DagState:
+    def from_view(cls, view: Any, *, copy: bool = True) -> DagState:
         """The state a clairvoyant policy sees in the simulator (a
         :class:`~coflowopt.sim.engine.SimView`): active coflows are ready; a coflow admitted
-        earlier and no longer active is done."""
+        earlier and no longer active is done.  ``copy=False``: the view's remaining volumes
+        themselves (for a caller that reads them before the simulator moves on)."""
         n = view.admitted.shape[0]
         ready = np.zeros(n, dtype=bool)
         ready[view.coflows] = True
         done = ~np.isnan(view.admitted) & ~ready
-        return cls(float(view.t), np.asarray(view.remaining, dtype=np.float64).copy(), done,
-                   ready)
+        rem = np.asarray(view.remaining, dtype=np.float64)
+        return cls(float(view.t), rem.copy() if copy else rem, done, ready)
 
     def check(self, instance: Instance) -> None:
         """Shapes against ``instance``; a one-line :class:`ValueError` naming the field."""
@@ -421,20 +422,24 @@ def heuristic_features(instance: Instance, state: DagState | None = None,
 
 def job_batches(instance: Instance, *, state: DagState | None = None,
                 feature_set: str = "v1", gdm: np.ndarray | None = None,
-                totals: CoflowTotals | None = None) -> list[DagBatch]:
+                totals: CoflowTotals | None = None, level: np.ndarray | None = None
+                ) -> list[DagBatch]:
     """One :class:`DagBatch` per job of ``instance``, in job order.
 
     ``state`` (a :class:`DagState`, or the stepper's state with ``coflow_done`` /
     ``coflow_ready``) gives the dynamic features (remaining volume, status flags, unfinished
     children); ``None`` is :meth:`DagState.initial` (nothing sent; each job as at its
     arrival).  ``feature_set``: ``"v1"`` or ``"v2"`` (with :func:`heuristic_features`;
-    ``gdm``: its :func:`gdm_positions`, computed here when ``None``).
+    ``gdm``: its :func:`gdm_positions`, computed here when ``None``).  ``totals``
+    (:func:`coflow_totals` of ``state``) and ``level`` (:func:`node_levels` of the
+    instance's DAG): when the caller has them.
     """
     inst = instance
     n_features(feature_set)
     x_all = coflow_features(inst, state, totals=totals)
     e = inst.starts_after
-    level = node_levels(inst.n_coflows, e[:, 0].astype(np.int64), e[:, 1].astype(np.int64))
+    if level is None:
+        level = node_levels(inst.n_coflows, e[:, 0].astype(np.int64), e[:, 1].astype(np.int64))
     if feature_set == "v2":
         x_all = np.concatenate([x_all, heuristic_features(inst, state, level, gdm,
                                                           totals=totals)], axis=1)

@@ -62,12 +62,7 @@ class LiveFeatures:
     def state(view: Any) -> DagState:
         """:meth:`.features.DagState.from_view` without the copy of the remaining volumes
         (read before the simulator moves on)."""
-        n = view.admitted.shape[0]
-        ready = np.zeros(n, dtype=bool)
-        ready[view.coflows] = True
-        done = ~np.isnan(view.admitted) & ~ready
-        return DagState(float(view.t), np.asarray(view.remaining, dtype=np.float64), done,
-                        ready)
+        return DagState.from_view(view, copy=False)
 
     def totals(self, state: DagState) -> CoflowTotals:
         """:func:`.features.coflow_totals` of ``state`` (the same floats), recomputed for the
@@ -101,4 +96,4 @@ class LiveFeatures:
     def job_batches(self, state: DagState) -> list[DagBatch]:
         """:func:`.features.job_batches` at ``state``."""
         return job_batches(self.instance, state=state, feature_set=self.feature_set,
-                           gdm=self.gdm, totals=self.totals(state))
+                           gdm=self.gdm, totals=self.totals(state), level=self.level)
