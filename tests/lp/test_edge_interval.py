@@ -198,3 +198,17 @@ def test_ir_candidates_over_the_cell_cap_are_skipped():
     v = run(example_b(), "iterated-rounding", seed=0, params={**IL, "ir_max_cells": 1}).valid
     assert v.meta["ir_skipped"] == len(res.ir_skipped)
     assert metrics.weighted_completion(v) <= v.meta["proven_bound"]
+
+
+def test_the_cell_cap_also_holds_in_mixture_mode():
+    """mode="mixture" with p_ir = 1 draws IR; over ir_max_cells it is skipped and Greedy runs
+    at the same drawn alpha, with the seeded draws unchanged."""
+    e = unit_edges(example_b())
+    mix = {"lp": "interval-indexed", "lp_eps": EPS, "mode": "mixture", "p_ir": 1.0}
+    free = iterated_rounding(e, IteratedRoundingParams(**mix), seed=3)
+    (ir,) = free.candidates
+    assert ir.scheme == "ir" and not free.ir_skipped
+    capped = iterated_rounding(e, IteratedRoundingParams(**mix, ir_max_cells=1), seed=3)
+    (g,) = capped.candidates
+    assert g.scheme == "greedy" and g.alpha == ir.alpha
+    assert capped.ir_skipped == [(ir.alpha, ir.L)]

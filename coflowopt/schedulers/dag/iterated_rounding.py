@@ -132,7 +132,8 @@ class IteratedRoundingParams(Params):
       (the time-indexed LP's ``max_nonzeros`` keeps ``F T`` far below): on
       ``synthetic_trace(8, seed=0)`` (4,116 flows) with LP-I, ``L = 1`` took over 4.6 GB and
       ``L = 8`` (1.8e7 cells) ran HiGHS out of a 4.5 GB cap in its rounding LP; at 1e6 the
-      whole run took 78 s and 1.2 GB.  Skipped candidates are listed in the result;
+      whole run took 78 s and 1.2 GB.  Skipped candidates are listed in the result; in
+      mixture mode a drawn IR over the cap is skipped and Greedy runs at its alpha;
     - ``ir``: run the IR candidates; ``ir_L``: one interval length instead of the powers of
       two; ``ir_drop_threshold``, ``ir_drop_all``: the drop rule (``True`` here [C], against
       the specification's suggested ``False``: dropping every eligible row at once took a
@@ -534,8 +535,13 @@ def iterated_rounding(edges: UnitEdges, params: IteratedRoundingParams | None = 
     skipped: list[tuple[float, int]] = []
     if p.mode == "mixture":
         alpha = float(np.sqrt(1.0 - rng.random()))
-        if Ls and rng.random() < p.p_ir:
-            L = Ls[-1]
+        L = Ls[-1] if Ls else 0
+        ir = bool(Ls) and rng.random() < p.p_ir
+        if ir and _ir_cells(edges, lp_for(L), alpha, L) > p.ir_max_cells:
+            # the drawn IR would not fit: Greedy at the same alpha (the draws stay as they were)
+            skipped.append((alpha, L))
+            ir = False
+        if ir:
             cands.append(_ir_candidate(edges, lp_for(L), alpha, L, p))
         else:
             D = lp.alpha_point(alpha)
@@ -554,13 +560,18 @@ def iterated_rounding(edges: UnitEdges, params: IteratedRoundingParams | None = 
         for L in Ls:
             for alpha in a_ir:
                 lp_L = lp_for(L)
-                cells = edges.n_flows * -(-int(lp_L.alpha_point(alpha).max(initial=1)) // L)
-                if cells > p.ir_max_cells:
+                if _ir_cells(edges, lp_L, alpha, L) > p.ir_max_cells:
                     skipped.append((alpha, L))
                     continue
                 cands.append(_ir_candidate(edges, lp_L, alpha, L, p))
     best = int(np.argmin([c.objective for c in cands]))
     return RoundingResult(edges, lp, cands, best, lp_by_L, skipped)
+
+
+def _ir_cells(edges: UnitEdges, lp: EdgeLPSolution, alpha: float, L: int) -> int:
+    """The (flow, interval) cells of IR's allocation ``z`` at ``(alpha, L)``:
+    ``F ceil(max_j D_j / L)`` (what ``ir_max_cells`` bounds)."""
+    return edges.n_flows * -(-int(lp.alpha_point(alpha).max(initial=1)) // L)
 
 
 def unit_plan(edges: UnitEdges, unit_flow: np.ndarray, slot: np.ndarray) -> SlotPlan:
