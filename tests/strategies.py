@@ -59,15 +59,21 @@ def example_e1() -> Instance:
     ])
 
 
-@lru_cache(maxsize=4)
-def fb2010_prefix(n: int) -> Instance:
-    """The first ``n`` coflows of the FB2010 trace (the test is skipped without the trace)."""
+@lru_cache(maxsize=1)
+def _fb2010() -> Instance | None:
+    """The whole FB2010 trace, read once per test session (``None`` without it)."""
     from coflowopt.workloads import find_fb2010, read_trace
 
     path = find_fb2010()
-    if path is None:
+    return None if path is None else read_trace(path)
+
+
+@lru_cache(maxsize=4)
+def fb2010_prefix(n: int) -> Instance:
+    """The first ``n`` coflows of the FB2010 trace (the test is skipped without the trace)."""
+    inst = _fb2010()
+    if inst is None:
         pytest.skip("FB2010 trace not found (set COFLOWOPT_FB2010)")
-    inst = read_trace(path)
     keep = inst.flow_coflow < n
     return Instance.from_arrays(inst.fabric, inst.flow_src[keep], inst.flow_dst[keep],
                                 inst.flow_volume[keep], inst.flow_coflow[keep],
