@@ -201,11 +201,12 @@ def _events_on_stepper(instance: Instance, params: dict[str, np.ndarray],
     key = np.zeros(inst.n_coflows)
     n_jobs = inst.n_jobs
     gdm = gdm_positions(inst) if config.feature_set == "v2" else None  # static: once
+    live = LiveFeatures(inst, config.feature_set, gdm)
     while not st.done:
         ready = st.ready
         jobs = np.zeros(n_jobs, dtype=bool)
         jobs[inst.coflow_job[ready]] = True
-        pri = _priorities(inst, params, config, state, jobs, gdm)
+        pri = _priorities(inst, params, config, state, jobs, gdm, live)
         key[_order(inst, pri, ready, across)] = np.arange(ready.size, dtype=np.float64)
         st.step(key)
         state = st.state

@@ -32,13 +32,8 @@ import numpy as np
 
 from coflowopt.model import Instance
 from coflowopt.schedulers.learned import features
-from coflowopt.schedulers.learned.features import (
-    DagBatch,
-    gdm_positions,
-    instance_batch,
-    job_batches,
-    n_features,
-)
+from coflowopt.schedulers.learned.features import DagBatch, gdm_positions, n_features
+from coflowopt.schedulers.learned.live import LiveFeatures
 from coflowopt.sim.stepper import DagState, Stepper
 
 # DeepWeaveEnv is public too, built on first access (module __getattr__)
@@ -118,6 +113,9 @@ class DagEpisode:
         self.feature_set = feature_set
         self.instance = instance
         self.stepper = Stepper(instance)
+        # the per-coflow sums kept between epochs (exact for states in any order, so across
+        # resets too): an epoch costs the coflows that changed, not every flow (issue 28)
+        self.live = LiveFeatures(instance, feature_set, self.gdm)
         self.episode_return = 0.0
         self._batches: list[DagBatch] | None = None
 
@@ -146,13 +144,9 @@ class DagEpisode:
     def batches(self) -> list[DagBatch]:
         """The features of every job at the current state (cached until the next step)."""
         if self._batches is None and self.whole:
-            self._batches = [instance_batch(self.instance,
-                                            state=_feature_state(self.stepper.state),
-                                            feature_set=self.feature_set, gdm=self.gdm)]
+            self._batches = [self.live.instance_batch(_feature_state(self.stepper.state))]
         elif self._batches is None:
-            self._batches = job_batches(self.instance,
-                                        state=_feature_state(self.stepper.state),
-                                        feature_set=self.feature_set, gdm=self.gdm)
+            self._batches = self.live.job_batches(_feature_state(self.stepper.state))
         return self._batches
 
     def features(self) -> np.ndarray:

@@ -26,6 +26,7 @@ from coflowopt.schedulers.learned.features import (
     CoflowTotals,
     DagBatch,
     DagState,
+    _as_state,
     coflow_totals,
     instance_batch,
     job_batches,
@@ -66,8 +67,10 @@ class LiveFeatures:
 
     def totals(self, state: DagState) -> CoflowTotals:
         """:func:`.features.coflow_totals` of ``state`` (the same floats), recomputed for the
-        coflows that may have changed since the previous call."""
+        coflows that may have changed since the previous call.  ``state``: a
+        :class:`.features.DagState` or the stepper's state."""
         inst = self.instance
+        state = _as_state(state)
         state.check(inst)
         done = np.asarray(state.done, dtype=bool)
         ready = np.asarray(state.ready, dtype=bool)

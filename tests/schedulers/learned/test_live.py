@@ -96,3 +96,29 @@ def test_coflow_totals_are_the_dense_sums():
         part = coflow_totals(inst, rem, sub)
         assert np.array_equal(part.remaining, tot[sub])
         assert np.array_equal(part.bottleneck, bn[sub])
+
+
+def test_episode_batches_are_the_from_scratch_features():
+    """DagEpisode (the training environment) keeps a LiveFeatures across epochs and resets:
+    its batches at every stepper epoch of two episodes (random priorities) are the features
+    built from scratch at that state."""
+    from coflowopt.schedulers.learned.env import DagEpisode
+    from coflowopt.schedulers.learned.features import _as_state
+
+    inst = tpcds_like(3, ports=6, seed=1)
+    gdm = gdm_positions(inst)
+    rng = np.random.default_rng(4)
+    for whole in (False, True):
+        ep = DagEpisode(inst, "v2", whole=whole)
+        for _ in range(2):
+            ep.reset()
+            n = 0
+            while not ep.done:
+                st = _as_state(ep.state)
+                ref = ([instance_batch(inst, state=st, feature_set="v2", gdm=gdm)] if whole
+                       else job_batches(inst, state=st, feature_set="v2", gdm=gdm))
+                for a, b in zip(ep.batches(), ref, strict=True):
+                    _same(a, b)
+                ep.step(rng.random(inst.n_coflows))
+                n += 1
+            assert n > 3
