@@ -62,7 +62,9 @@ __all__ = [
     "iheap_pop",
     "iheap_push",
     "indexed_delete",
+    "indexed_pop_min_all",
     "indexed_set",
+    "indexed_set_many",
     "mark_once",
     "next_breakpoint",
     "progress_or_stop",
@@ -240,6 +242,71 @@ def indexed_delete(hk, heap, where, n, f):
         _xup(hk, heap, where, i)
         _xdown(hk, heap, where, n, where[g])
     return n
+
+
+@njit(cache=True)
+def indexed_set_many(hk, heap, where, n, items, keys, cnt):
+    """Give items ``items[:cnt]`` the keys ``keys[:cnt]`` (inserting the absent ones); returns
+    the new size.  One :func:`indexed_set` each when they are few (``4 cnt < n``), else all
+    written in place and the heap rebuilt bottom up (``O(n)``, cheaper than ``cnt log n``
+    once a good part of the heap changes)."""
+    if 4 * cnt < n:
+        for q in range(cnt):
+            n = indexed_set(hk, heap, where, n, items[q], keys[q])
+        return n
+    for q in range(cnt):
+        f = items[q]
+        i = where[f]
+        if i < 0:
+            heap[n] = f
+            hk[n] = keys[q]
+            where[f] = n
+            n += 1
+        else:
+            hk[i] = keys[q]
+    for i in range(n // 2 - 1, -1, -1):
+        _xdown(hk, heap, where, n, i)
+    return n
+
+
+@njit(cache=True)
+def indexed_pop_min_all(hk, heap, where, n, out, place):
+    """Remove every item whose key is the smallest into ``out`` (``place``: scratch of the
+    heap's size); returns ``(n, count)``.  Those items are the root's subtree of that key
+    (``O(count)`` to find); popped one at a time when few (``4 count < n``), else the rest
+    is compacted and rebuilt bottom up (``O(n)``)."""
+    if n == 0:
+        return n, 0
+    kmin = hk[0]
+    place[0] = 0
+    c = 1
+    q = 0
+    while q < c:
+        i = place[q]
+        q += 1
+        for a in range(2 * i + 1, min(2 * i + 3, n)):
+            if hk[a] == kmin:
+                place[c] = a
+                c += 1
+    if 4 * c < n:
+        for j in range(c):
+            out[j] = heap[0]
+            n = indexed_delete(hk, heap, where, n, heap[0])
+        return n, c
+    for j in range(c):
+        out[j] = heap[place[j]]
+        where[out[j]] = -1
+    w = 0
+    for i in range(n):
+        f = heap[i]
+        if where[f] >= 0:
+            heap[w] = f
+            hk[w] = hk[i]
+            where[f] = w
+            w += 1
+    for i in range(w // 2 - 1, -1, -1):
+        _xdown(hk, heap, where, w, i)
+    return w, c
 
 
 @njit(cache=True, inline="always")

@@ -22,7 +22,9 @@ from coflowopt.sim.events import (
     iheap_pop,
     iheap_push,
     indexed_delete,
+    indexed_pop_min_all,
     indexed_set,
+    indexed_set_many,
     next_breakpoint,
     progress_or_stop,
     record_rate,
@@ -93,6 +95,44 @@ def test_indexed_heap_against_a_dictionary(seed: int) -> None:
         if ref:
             assert (hk[0], heap[0]) == min((k, f) for f, k in ref.items())
     assert all(where[f] == -1 for f in range(n_items) if f not in ref)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bulk_set_and_pop_all_minima_against_a_dictionary(seed: int) -> None:
+    """indexed_set_many (few: one at a time; many: heapify) and indexed_pop_min_all (few:
+    pops; many: compaction) against a dictionary: every item of the smallest key comes out,
+    the rest stays a valid indexed heap."""
+    rng = np.random.default_rng(seed)
+    n_items = 40
+    hk, heap = np.empty(n_items, dtype=np.int64), np.empty(n_items, dtype=np.int64)
+    where = np.full(n_items, -1, dtype=np.int64)
+    out, place = np.empty(n_items, dtype=np.int64), np.empty(n_items, dtype=np.int64)
+    size = 0
+    ref: dict[int, int] = {}
+    for _ in range(300):
+        if rng.random() < 0.6:
+            cnt = int(rng.integers(1, n_items))
+            items = rng.choice(n_items, size=cnt, replace=False).astype(np.int64)
+            keys = rng.integers(0, 6, size=cnt).astype(np.int64)  # many ties
+            size = indexed_set_many(hk, heap, where, size, items, keys, cnt)
+            ref.update(zip(items.tolist(), keys.tolist(), strict=True))
+        else:
+            size, c = indexed_pop_min_all(hk, heap, where, size, out, place)
+            if ref:
+                kmin = min(ref.values())
+                want = sorted(f for f, k in ref.items() if k == kmin)
+                assert sorted(out[:c].tolist()) == want
+                for f in want:
+                    del ref[f]
+            else:
+                assert c == 0
+        assert size == len(ref)
+        for i in range(size):
+            assert where[heap[i]] == i and hk[i] == ref[int(heap[i])]
+            if i:
+                p = (i - 1) // 2
+                assert (hk[p], heap[p]) < (hk[i], heap[i])
+        assert all(where[f] == -1 for f in range(n_items) if f not in ref)
 
 
 def _dag_instance():

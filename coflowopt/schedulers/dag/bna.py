@@ -56,6 +56,7 @@ from coflowopt.schedulers.dag.slots import (
     timed_segments,
     uniform_fabric_refusal,
 )
+from coflowopt.sim.events import indexed_pop_min_all, indexed_set_many
 from coflowopt.sim.sink import Outcome, RateSink
 
 __all__ = [
@@ -257,102 +258,6 @@ def _find_path(s0, row_ptr, rend, adj, col, val, dead, mc, seen, stamp, prow, pc
     return -1
 
 
-@njit(cache=True, inline="always")
-def _heap_swap(heap, hpos, a, b):
-    heap[a], heap[b] = heap[b], heap[a]
-    hpos[heap[a]] = a
-    hpos[heap[b]] = b
-
-
-@njit(cache=True, inline="always")
-def _sift_down(heap, hpos, hkey, hn, i):
-    """Move the row at place ``i`` of the min-heap ``heap[:hn]`` (keys ``hkey``) down."""
-    while True:
-        a = 2 * i + 1
-        if a >= hn:
-            break
-        if a + 1 < hn and hkey[heap[a + 1]] < hkey[heap[a]]:
-            a += 1
-        if hkey[heap[a]] >= hkey[heap[i]]:
-            break
-        _heap_swap(heap, hpos, i, a)
-        i = a
-
-
-@njit(cache=True, inline="always")
-def _heap_fix(heap, hpos, hkey, hn, i):
-    """Restore the min-heap order around place ``i`` after its key changed."""
-    while i > 0 and hkey[heap[i]] < hkey[heap[(i - 1) // 2]]:
-        _heap_swap(heap, hpos, i, (i - 1) // 2)
-        i = (i - 1) // 2
-    _sift_down(heap, hpos, hkey, hn, i)
-
-
-@njit(cache=True, inline="always")
-def _heapify(heap, hpos, hkey, hn):
-    for i in range(hn // 2 - 1, -1, -1):
-        _sift_down(heap, hpos, hkey, hn, i)
-
-
-@njit(cache=True)
-def _heap_put(heap, hpos, hkey, hn, rows, keys, nr):
-    """Give ``rows[:nr]`` the keys ``keys[:nr]`` in the heap (pushed if absent); returns its
-    size.  One at a time (``O(log k)`` each) when they are few, else a heapify of all
-    (``O(hn)``)."""
-    few = 4 * nr < hn
-    for q in range(nr):
-        s = rows[q]
-        hkey[s] = keys[q]
-        if hpos[s] < 0:
-            heap[hn] = s
-            hpos[s] = hn
-            hn += 1
-        if few:             # one key at a time: the others still hold valid keys
-            _heap_fix(heap, hpos, hkey, hn, hpos[s])
-    if not few:
-        _heapify(heap, hpos, hkey, hn)
-    return hn
-
-
-@njit(cache=True)
-def _heap_take_min(heap, hpos, hkey, hn, out, place):
-    """Remove every row whose key is the smallest into ``out``; returns the heap's size and
-    their number.  They are the root's subtree of that key (``O(count)`` to find); then popped
-    one at a time when few, else the rest is heapified (``O(hn)``)."""
-    kmin = hkey[heap[0]]
-    place[0] = 0
-    c = 1
-    q = 0
-    while q < c:
-        i = place[q]
-        q += 1
-        for a in range(2 * i + 1, min(2 * i + 3, hn)):
-            if hkey[heap[a]] == kmin:
-                place[c] = a
-                c += 1
-    if 4 * c < hn:
-        for j in range(c):
-            s = heap[0]
-            hn -= 1
-            _heap_swap(heap, hpos, 0, hn)
-            hpos[s] = -1
-            _sift_down(heap, hpos, hkey, hn, 0)
-            out[j] = s
-        return hn, c
-    for j in range(c):
-        out[j] = heap[place[j]]
-        hpos[out[j]] = -1
-    w = 0
-    for i in range(hn):
-        s = heap[i]
-        if hpos[s] >= 0:
-            heap[w] = s
-            hpos[s] = w
-            w += 1
-    _heapify(heap, hpos, hkey, w)
-    return w, c
-
-
 @njit(cache=True)
 def _sort_ints(x: np.ndarray) -> None:
     """Sort ``x`` in place: insertion sort when short (most rows and repairs), else
@@ -396,7 +301,8 @@ def _peel_sparse(row_ptr: np.ndarray, col: np.ndarray, val: np.ndarray, E: int):
     Work proportional to what changes: a matched entry keeps its value at the time ``t0`` it
     was matched, and a min-heap of the rows keeps its expiry ``t0 + value`` (the time it
     reaches 0), so the duration of a matching and the entries that reach 0 come from the
-    heap; only the rows an augmenting path rerouted are touched after a repair.  Returns the
+    heap (:mod:`coflowopt.sim.events`' indexed heap: its bulk set and its pop of every
+    minimum); only the rows an augmenting path rerouted are touched after a repair.  Returns the
     durations ``(K,)`` and the intervals ``(row, entry, start, end)`` in which a row stays
     matched to one entry (maximal, in order of start)."""
     k = row_ptr.size - 1
@@ -461,17 +367,17 @@ def _peel_sparse(row_ptr: np.ndarray, col: np.ndarray, val: np.ndarray, E: int):
                 vw[2, nv] = done
                 opened[s] = nv
                 nv += 1
-        hn = _heap_put(heap, hpos, hkey, hn, dirty, place, nd)
+        hn = indexed_set_many(hkey, heap, hpos, hn, dirty, place, nd)
         if n >= cap:
             raise ValueError("BNA: more than m^2 - 2m + 2 matchings")
-        nxt = hkey[heap[0]]
+        nxt = hkey[0]
         durs[n] = nxt - done
         n += 1
         done = nxt
         npend = 0
         if done == E:                    # the last matching: every entry left reaches 0
             break
-        hn, npend = _heap_take_min(heap, hpos, hkey, hn, pend, place)
+        hn, npend = indexed_pop_min_all(hkey, heap, hpos, hn, pend, place)
         for q in range(npend):
             s = pend[q]
             e = me[s]
