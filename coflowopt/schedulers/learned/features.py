@@ -60,8 +60,9 @@ from coflowopt._jit import njit
 from coflowopt.model import Instance
 
 __all__ = ["FEATURE_NAMES", "FEATURE_SETS", "HEURISTIC_NAMES", "N_FEATURES", "CoflowTotals",
-           "DagBatch", "DagState", "coflow_features", "coflow_totals", "gdm_positions",
-           "heuristic_features", "instance_batch", "job_batches", "n_features", "node_levels"]
+           "DagBatch", "DagState", "as_state", "coflow_features", "coflow_totals",
+           "gdm_positions", "heuristic_features", "instance_batch", "job_batches", "n_features",
+           "node_levels"]
 
 FEATURE_NAMES: tuple[str, ...] = (
     "volume", "width", "length", "isolation_cct", "remaining", "unfinished_children",
@@ -229,7 +230,7 @@ def _batch(x: np.ndarray, parent: np.ndarray, child: np.ndarray, level: np.ndarr
                     coflows=coflows.astype(np.int64), job=int(job))
 
 
-def _as_state(state: Any) -> DagState:
+def as_state(state: Any) -> DagState:
     """A :class:`DagState`, or any object with ``time``, ``remaining`` and ``done``/``ready``
     or ``coflow_done``/``coflow_ready`` (the stepper's state) as one."""
     if isinstance(state, DagState):
@@ -329,7 +330,7 @@ def coflow_features(instance: Instance, state: DagState | None = None, *,
     """``(C, N_FEATURES)`` features of every coflow of ``instance`` (module docstring);
     ``totals``: :func:`coflow_totals` of ``state``, when the caller has them."""
     inst = instance
-    st = DagState.initial(inst) if state is None else _as_state(state)
+    st = DagState.initial(inst) if state is None else as_state(state)
     st.check(inst)
     c, j = inst.n_coflows, inst.coflow_job
     size = np.asarray(inst.coflow_size, dtype=np.float64)
@@ -389,7 +390,7 @@ def heuristic_features(instance: Instance, state: DagState | None = None,
     from coflowopt.orders import bssi, port_loads
 
     inst = instance
-    st = DagState.initial(inst) if state is None else _as_state(state)
+    st = DagState.initial(inst) if state is None else as_state(state)
     c = inst.n_coflows
     done = np.asarray(st.done, dtype=bool)
     ready = np.flatnonzero(np.asarray(st.ready, dtype=bool) & ~done)

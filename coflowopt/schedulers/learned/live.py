@@ -26,7 +26,7 @@ from coflowopt.schedulers.learned.features import (
     CoflowTotals,
     DagBatch,
     DagState,
-    _as_state,
+    as_state,
     coflow_totals,
     instance_batch,
     job_batches,
@@ -70,7 +70,7 @@ class LiveFeatures:
         coflows that may have changed since the previous call.  ``state``: a
         :class:`.features.DagState` or the stepper's state."""
         inst = self.instance
-        state = _as_state(state)
+        state = as_state(state)
         state.check(inst)
         done = np.asarray(state.done, dtype=bool)
         ready = np.asarray(state.ready, dtype=bool)

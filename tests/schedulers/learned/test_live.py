@@ -103,7 +103,7 @@ def test_episode_batches_are_the_from_scratch_features():
     its batches at every stepper epoch of two episodes (random priorities) are the features
     built from scratch at that state."""
     from coflowopt.schedulers.learned.env import DagEpisode
-    from coflowopt.schedulers.learned.features import _as_state
+    from coflowopt.schedulers.learned.features import as_state
 
     inst = tpcds_like(3, ports=6, seed=1)
     gdm = gdm_positions(inst)
@@ -114,7 +114,7 @@ def test_episode_batches_are_the_from_scratch_features():
             ep.reset()
             n = 0
             while not ep.done:
-                st = _as_state(ep.state)
+                st = as_state(ep.state)
                 ref = ([instance_batch(inst, state=st, feature_set="v2", gdm=gdm)] if whole
                        else job_batches(inst, state=st, feature_set="v2", gdm=gdm))
                 for a, b in zip(ep.batches(), ref, strict=True):
