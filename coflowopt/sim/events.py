@@ -244,6 +244,13 @@ def indexed_delete(hk, heap, where, n, f):
     return n
 
 
+@njit(cache=True, inline="always")
+def _heapify(hk, heap, where, n):
+    """Rebuild the indexed heap ``[:n]`` bottom up (``O(n)``)."""
+    for i in range(n // 2 - 1, -1, -1):
+        _xdown(hk, heap, where, n, i)
+
+
 @njit(cache=True)
 def indexed_set_many(hk, heap, where, n, items, keys, cnt):
     """Give items ``items[:cnt]`` the keys ``keys[:cnt]`` (inserting the absent ones); returns
@@ -264,8 +271,7 @@ def indexed_set_many(hk, heap, where, n, items, keys, cnt):
             n += 1
         else:
             hk[i] = keys[q]
-    for i in range(n // 2 - 1, -1, -1):
-        _xdown(hk, heap, where, n, i)
+    _heapify(hk, heap, where, n)
     return n
 
 
@@ -304,8 +310,7 @@ def indexed_pop_min_all(hk, heap, where, n, out, place):
             hk[w] = hk[i]
             where[f] = w
             w += 1
-    for i in range(w // 2 - 1, -1, -1):
-        _xdown(hk, heap, where, w, i)
+    _heapify(hk, heap, where, w)
     return w, c
 
 
