@@ -31,7 +31,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from coflowopt.model import Instance
-from coflowopt.schedulers.learned import features
 from coflowopt.schedulers.learned.features import DagBatch, gdm_positions, n_features
 from coflowopt.schedulers.learned.live import LiveFeatures
 from coflowopt.sim.stepper import DagState, Stepper
@@ -82,15 +81,6 @@ def order_to_priority(order: Sequence[int] | np.ndarray, n: int) -> np.ndarray:
     if o.size:
         p[o] = 1.0 - np.arange(o.size) / max(n, 1)
     return p
-
-
-def _feature_state(state: DagState) -> Any:
-    """The stepper's state in the form :mod:`.features` takes."""
-    cls = features.DagState
-    if cls is DagState:
-        return state
-    return cls(time=state.time, remaining=state.remaining, done=state.coflow_done,
-               ready=state.coflow_ready)
 
 
 class DagEpisode:
@@ -144,9 +134,9 @@ class DagEpisode:
     def batches(self) -> list[DagBatch]:
         """The features of every job at the current state (cached until the next step)."""
         if self._batches is None and self.whole:
-            self._batches = [self.live.instance_batch(_feature_state(self.stepper.state))]
+            self._batches = [self.live.instance_batch(self.stepper.state)]
         elif self._batches is None:
-            self._batches = self.live.job_batches(_feature_state(self.stepper.state))
+            self._batches = self.live.job_batches(self.stepper.state)
         return self._batches
 
     def features(self) -> np.ndarray:

@@ -92,11 +92,13 @@ class LiveFeatures:
         return self._totals
 
     def instance_batch(self, state: DagState) -> DagBatch:
-        """:func:`.features.instance_batch` at ``state``."""
+        """:func:`.features.instance_batch` at ``state`` (or the stepper's state)."""
+        state = as_state(state)
         return instance_batch(self.instance, state=state, feature_set=self.feature_set,
                               gdm=self.gdm, totals=self.totals(state), level=self.level)
 
     def job_batches(self, state: DagState) -> list[DagBatch]:
-        """:func:`.features.job_batches` at ``state``."""
+        """:func:`.features.job_batches` at ``state`` (or the stepper's state)."""
+        state = as_state(state)
         return job_batches(self.instance, state=state, feature_set=self.feature_set,
                            gdm=self.gdm, totals=self.totals(state), level=self.level)
