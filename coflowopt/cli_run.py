@@ -262,6 +262,12 @@ def _report(res: Any, rows: list, out: list[list[Any]] | None, args: argparse.Na
 
     valid, inst = res.valid, res.instance
     rows.append((res.scheduler, metrics.summary(valid), res.cpu_seconds))
+    excess = valid.meta.get("capacity_excess", 0.0)
+    if excess > valid.tolerance.capacity_rtol - excess:  # CoflowSim's own, and it mattered
+        print(f"coflowopt run: note: {res.scheduler}: CoflowSim's own accounting takes a port "
+              f"{excess:.3g} of its capacity over ({valid.meta['capacity_excess_at']}: a "
+              "reducer's byte counter drifts from its flows' bytes left); validated with "
+              f"capacity_rtol {valid.tolerance.capacity_rtol:.3g}", file=sys.stderr)
     if getattr(args, "counters", False):  # what explains a run's cost (benchmarks/bench_scale)
         import json
 

@@ -20,6 +20,8 @@ from coflowopt import (
     JobSpec,
     Tolerance,
     build_instance,
+    check,
+    check_all,
     metrics,
     validate,
 )
@@ -31,6 +33,7 @@ from coflowopt.sim.coflowsim import (
 )
 from coflowopt.sim.coflowsim.javafloat import advance, replay
 from coflowopt.sim.coflowsim.model import build_model
+from coflowopt.sim.coflowsim.run import mode_tolerance
 from coflowopt.workloads import find_fb2010, read_trace
 
 MS = 0.125  # MB per ms: one trace MB per 8 ms
@@ -345,3 +348,110 @@ def test_a_sebf_fb2010_equals_the_spec_coflowsim_port():
     res = coflowsim(inst, "a-sebf", check=True)
     assert math.isclose(res.average_cct, 40769.20, abs_tol=0.005)
     np.testing.assert_allclose(metrics.cct(res.valid), res.cct, rtol=0, atol=1e-3)
+
+
+# -- CoflowSim's own oversubscription: MADD reads the reducer's drifting byte counter ----------
+
+
+def test_madd_oversubscribes_a_reducer_whose_counter_is_below_its_flows():
+    """Hand-worked: a reducer whose counter says 1000 bytes left while its two flows (from
+    ingress 0 and 1) hold 600 each.  Γ = max(1000, 600, 600) * 8 / C, so each flow gets
+    600 * 8 / Γ = 0.6 C (under the free capacity, so CoflowSim does not cap it): egress 0
+    carries 1.2 C, 0.2 C over."""
+    from coflowopt.sim.coflowsim.rates import rates_madd
+
+    cap = 1024 * 1048576.0
+    i64 = np.int64
+    bps = np.zeros(2)
+    s_free, r_free = np.zeros(2), np.zeros(1)
+    excess, side, port = rates_madd(
+        np.array([0], i64), 1, np.array([0, 1], i64), np.array([0], i64), np.array([1000.0]),
+        np.array([0, 2], i64), np.array([0, 1], i64), np.array([600.0, 600.0]),
+        np.zeros(2, np.bool_), bps, np.zeros(1), np.zeros(1), 0.0, cap, 1e-3, s_free, r_free,
+        np.zeros(2), np.zeros(1), np.zeros(2), np.zeros(1), np.zeros(1, i64),
+        np.zeros(1, i64), np.zeros(2, i64), np.zeros(1, i64))
+    np.testing.assert_allclose(bps, [0.6 * cap, 0.6 * cap], rtol=1e-15)
+    assert (side, port) == (1, 0)
+    assert excess == pytest.approx(0.2, rel=1e-12)
+
+
+def _counter_drift():
+    """A reducer of 999,690 MB fed by three mappers (each flow ``2^20 / 3`` bytes a
+    quantum, not a float grid multiple, so Java's counters round), and a 1 MB coflow on other
+    ports admitted at 7,997,440 ms, ten quanta before the reducer ends, and gone a quantum
+    later: MADD then reads a reducer counter about 49 bytes below its flows' bytes left."""
+    return _inst([(0.0, [(m, 3, 999_690.0 / 3) for m in range(3)]),
+                  (7_997_500.0, [(4, 5, 1.0)])], ports=6)
+
+
+def _java_excess_at_the_departure() -> float:
+    """The reducer's counters replayed literally (``proceedFlowsInAllRacks``, a quantum at a
+    time), with ``calcAlphaOnline`` and MADD at its three events: admission at 0, the 1 MB
+    coflow's admission (quantum 999,680) and its departure a quantum later, whose
+    oversubscription is returned."""
+    cap = 1024 * 1048576.0
+    size = 999_690.0 / 3 * 1048576
+    rem = [size] * 3
+    left = 3 * size
+
+    def madd():
+        a = max(left, *rem) * 8 / cap  # Γ: the reducer's counter, or a mapper's bytes
+        return [r * 8 / a for r in rem]
+
+    for quanta in (7_997_440 // 8, 1):
+        bps = madd()
+        for _ in range(quanta):
+            for f in range(3):
+                b = min((bps[f] / 8) * (8 / 1024), rem[f])
+                rem[f] -= b
+                left -= b
+    return sum(madd()) / cap - 1.0
+
+
+def test_counter_drift_oversubscribes_as_coflowsim_and_is_allowed_for():
+    inst = _counter_drift()
+    params = CoflowSimParams()
+    expected = _java_excess_at_the_departure()
+    assert expected > 2e-6  # beyond the validator's default capacity tolerance (1e-6)
+    res = coflowsim(inst, "fifo", params=params)
+    assert res.madd_excess == pytest.approx(expected, rel=1e-9)
+    assert res.capacity_excess_at == "MADD port out 3 at 7997440 ms"
+    # the validator measures the same overload on the recorded rates, independently
+    exact = Tolerance(capacity_rtol=0.0, volume_rtol=1.0, atol=0.0)
+    over = [v for v in check_all(res.instance, res.schedule, exact, limit=10_000)
+            if v.kind == "capacity"]
+    worst = max(over, key=lambda v: v.amount)
+    assert worst.port == "out 3" and worst.time == 7_997_448.0
+    assert worst.amount / MS == pytest.approx(expected, rel=1e-6)
+    # the mode's finishing-rule tolerance alone rejects it; widened by the excess it passes,
+    # stored and streamed alike
+    base = mode_tolerance(params)
+    assert check(res.instance, res.schedule, base).port == "out 3"
+    assert res.tolerance.capacity_rtol == base.capacity_rtol + res.capacity_excess
+    assert check(res.instance, res.schedule, res.tolerance) is None
+    streamed = coflowsim(inst, "fifo", params=params, check=True)
+    assert streamed.capacity_excess == res.capacity_excess
+    assert streamed.valid.tolerance.capacity_rtol == res.tolerance.capacity_rtol
+    assert streamed.finish.tolist() == res.finish.tolist()
+
+
+def test_counter_drift_residues_are_delivered_in_the_last_quantum_and_allowed_for():
+    """D-CLAS splits each port's free capacity equally and reads no counter, so its rates
+    never oversubscribe; but the reducer's counter reaches ZERO while its flows still hold a
+    few bytes, which the schedule delivers in the coflow's last quantum, on a full port."""
+    inst = _counter_drift()
+    params = CoflowSimParams()
+    res = coflowsim(inst, "dark", params=params)
+    assert res.madd_excess == 0.0 and res.residue_excess > 1e-6
+    assert res.capacity_excess_at == "residues port out 3 at 7997512 ms"
+    exact = Tolerance(capacity_rtol=1e-12, volume_rtol=1.0, atol=0.0)
+    over = [v for v in check_all(res.instance, res.schedule, exact, limit=10_000)
+            if v.kind == "capacity"]
+    # the only overload is the residue's, in the reducer's last quantum, as measured
+    assert [(v.port, v.time) for v in over] == [("out 3", 7_997_512.0)]
+    assert over[0].amount / MS == pytest.approx(res.residue_excess, rel=1e-6)
+    base = mode_tolerance(params)
+    assert check(res.instance, res.schedule, base).port == "out 3"
+    assert check(res.instance, res.schedule, res.tolerance) is None
+    streamed = coflowsim(inst, "dark", params=params, check=True)
+    assert streamed.valid.tolerance.capacity_rtol == res.tolerance.capacity_rtol

@@ -42,7 +42,8 @@ from coflowopt.sim.coflowsim.stream import (
 from coflowopt.sim.events import progress_or_stop
 from coflowopt.sim.segstore import new_store, put_segment, set_segment_end
 
-__all__ = ["advance_window", "departure_quantum", "left_after", "run_ordered", "run_rate"]
+__all__ = ["advance_window", "departure_quantum", "left_after", "note_excess", "run_ordered",
+           "run_rate"]
 
 
 @njit(cache=True, error_model="numpy")
@@ -97,7 +98,8 @@ def reschedule(dark, relayout, static_keys, now_ms, lst, ns, counter, jobs, st, 
     """Recompute the rates at an event: the D-CLAS queues and per-coflow equal split
     (``dark``), else the order (re-sorted by bytes left when not ``static_keys``) and MADD;
     ``relayout``: the flows are laid out in the port lists again first.  Returns the D-CLAS
-    queue-entry counter."""
+    queue-entry counter and MADD's oversubscription (excess relative to capacity, side, port,
+    as :func:`~coflowopt.sim.coflowsim.rates.rates_madd` returns it; none under D-CLAS)."""
     red_ptr, red_rack, flow_ptr, flow_src = jobs
     rem, done, bps, laid, red_left, red_done, start, sent = st
     s_free, r_free, su, ru, sb, rb, nmc, nrc = ports
@@ -110,13 +112,29 @@ def reschedule(dark, relayout, static_keys, now_ms, lst, ns, counter, jobs, st, 
                               nq)
         rates_dark(lst, ns, red_ptr, red_rack, flow_ptr, flow_src, done, bps, cap, zero, s_free,
                    r_free, su, ru, nmc, nrc)
-    else:
-        if not static_keys:
-            resort_remaining(lst, ns, red_ptr, flow_ptr, flow_src, rem, done, sb, dyn_key)
-        rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem, done, bps,
-                   start, dl, now_ms, cap, zero, s_free, r_free, su, ru, sb, rb, edf, edf_key,
-                   nmc, nrc)
-    return counter
+        return counter, 0.0, 0, 0
+    if not static_keys:
+        resort_remaining(lst, ns, red_ptr, flow_ptr, flow_src, rem, done, sb, dyn_key)
+    excess, side, port = rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src,
+                                    rem, done, bps, start, dl, now_ms, cap, zero, s_free,
+                                    r_free, su, ru, sb, rb, edf, edf_key, nmc, nrc)
+    return counter, excess, side, port
+
+
+@njit(cache=True, inline="always")
+def note_excess(over, at, excess, side, port, now_ms, lean, tolv):
+    """Keep the largest excess over capacity (relative) that CoflowSim's own accounting puts
+    on a port, with its side, port and ms, in ``over[at:at + 4]``: MADD's oversubscription
+    (``at`` 0) or a departure's residues (``at`` 5).  When streaming, the validator's
+    capacity tolerance is widened by both from now on: every schedule that reproduces
+    CoflowSim carries them (``over[4]``: the tolerance given)."""
+    if excess > over[at]:
+        over[at] = excess
+        over[at + 1] = side
+        over[at + 2] = port
+        over[at + 3] = now_ms
+        if lean:
+            tolv[0] = over[4] + over[0] + over[5]
 
 
 @njit(cache=True, inline="always")
@@ -399,27 +417,50 @@ def settle_residue(f, ql, lean, rem, done, segs, store, nseg, win, nw, nl, quant
 
 @njit(cache=True, inline="always")
 def depart(lst, ns, ql, lean, jobs, red_open, red_fin, finish, rem, done, segs, store, nseg,
-           win, nw, nl, quantum_ms):
+           win, nw, nl, quantum_ms, resid):
     """The jobs whose reducers all completed leave the list, finished at their last reducer's
-    completion, their residues settled in quantum ``ql``.  Returns ``(ns, nseg, nw, nl)``."""
-    red_ptr, flow_ptr = jobs
+    completion, their residues settled in quantum ``ql``.  Returns ``(ns, nseg, nw, nl)`` and
+    the most residue bytes one port takes in ``ql`` (bytes, side, port): bytes Java never
+    sent, which the schedule adds to a quantum the port may already fill (``resid``: bytes per
+    ingress and egress port, zero between calls, and room for the departed jobs)."""
+    red_ptr, red_rack, flow_ptr, flow_src = jobs
+    res_in, res_out, gone = resid
     k2 = 0
+    ng = 0
     for k in range(ns):
         j = lst[k]
         if red_open[j] != 0:
             lst[k2] = j
             k2 += 1
             continue
+        gone[ng] = j
+        ng += 1
         fj = -1.0
         for r in range(red_ptr[j], red_ptr[j + 1]):
             if red_fin[r] > fj:
                 fj = red_fin[r]
         finish[j] = fj
-        for f in range(flow_ptr[red_ptr[j]], flow_ptr[red_ptr[j + 1]]):
-            if not done[f]:
-                nseg, nw, nl = settle_residue(f, ql, lean, rem, done, segs, store, nseg, win, nw,
-                                              nl, quantum_ms)
-    return k2, nseg, nw, nl
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                if not done[f]:
+                    res_in[flow_src[f]] += rem[f]
+                    res_out[red_rack[r]] += rem[f]
+                    nseg, nw, nl = settle_residue(f, ql, lean, rem, done, segs, store, nseg,
+                                                  win, nw, nl, quantum_ms)
+    worst, side, port = 0.0, 0, 0
+    for g in range(ng):
+        j = gone[g]
+        for r in range(red_ptr[j], red_ptr[j + 1]):
+            p = red_rack[r]
+            if res_out[p] > worst:
+                worst, side, port = res_out[p], 1, p
+            res_out[p] = 0.0
+            for f in range(flow_ptr[r], flow_ptr[r + 1]):
+                u = flow_src[f]
+                if res_in[u] > worst:
+                    worst, side, port = res_in[u], 0, u
+                res_in[u] = 0.0
+    return k2, nseg, nw, nl, worst, side, port
 
 
 @njit(cache=True, inline="always")
@@ -497,8 +538,9 @@ def run_ordered(dark, lcf, key, width, arrival, red_ptr, red_rack, red_bytes, re
                 first, factor, static_keys, lean, where, fvol, vs, sbuf_i, sbuf_d, kctl):
     """Run a coflow-level scheduler (module docstring); ``dl``: the backfill's deadlines
     (pseudo-deadlines, or zeros for admission order).  Returns per job ``start``,
-    ``finish`` (ms), the stored segments, and the streamed run's breakpoint times, buffered
-    count and first quantum."""
+    ``finish`` (ms), the stored segments, CoflowSim's largest excesses over capacity
+    (:func:`note_excess`), and the streamed run's breakpoint times,
+    buffered count and first quantum."""
     n = arrival.size
     nf = flow_size.size
     cap = 1.0 * 1024 * 1048576  # bits per second
@@ -546,14 +588,22 @@ def run_ordered(dark, lcf, key, width, arrival, red_ptr, red_rack, red_bytes, re
     st = (rem, done, bps, laid, red_left, red_done, start, sent)
     dclas = (queue, cq, stamp, width, first, factor, nq)
     win = (pend, fvol, wf, wk, wr, nlist)
+    # CoflowSim's largest excesses over capacity (note_excess), the capacity tolerance given
+    over = np.zeros(9)
+    per_q = cap / 8 * qf  # a port's bytes per quantum
+    resid = (np.zeros(n_in), np.zeros(n_out), np.empty(n + 1, dtype=np.int64))
+    if lean:
+        over[4] = vs.tolerance[0]
     cur, active_tasks, t_ms, n_windows, stopped = 0, 0, 0, 0, False
     while t_ms < END_MS and (cur < n or active_tasks > 0) and not stopped:
         cur, ns, active_tasks, counter, added = admit(
             t_ms, epoch_ms, cur, ns, active_tasks, counter, dark, lcf, key, lst,
             (arrival, red_ptr, flow_ptr), perrack, start, finish, red_open, (queue, cq, stamp))
         if added > 0:
-            counter = reschedule(dark, True, static_keys, float(t_ms), lst, ns, counter, jobs, st,
-                                 ports, scratch, dl, cap, zero, dclas)
+            counter, ex, side, port = reschedule(dark, True, static_keys, float(t_ms), lst, ns,
+                                                 counter, jobs, st, ports, scratch, dl, cap,
+                                                 zero, dclas)
+            note_excess(over, 0, ex, side, port, float(t_ms), lean, vs.tolerance)
         t_next = next_epoch(t_ms, epoch_ms, cur, arrival)
         span_q = (t_next - t_ms) // quantum_ms
         i = 0
@@ -576,12 +626,17 @@ def run_ordered(dark, lcf, key, width, arrival, red_ptr, red_rack, red_bytes, re
             active_tasks -= completed
             if departed > 0:
                 ql = q0 + steps - 1
-                ns, nseg, nw, nl = depart(lst, ns, ql, lean, (red_ptr, flow_ptr), red_open,
-                                          red_fin, finish, rem, done, segs, store, nseg, win,
-                                          nw, nl, quantum_ms)
+                ns, nseg, nw, nl, res, side, port = depart(
+                    lst, ns, ql, lean, jobs, red_open, red_fin, finish, rem, done, segs, store,
+                    nseg, win, nw, nl, quantum_ms, resid)
+                note_excess(over, 5, res / per_q, side, port, float(ql * quantum_ms), lean,
+                            vs.tolerance)
                 # D-CLAS lays the flows out again at a departure, the sorted list does not
-                counter = reschedule(dark, dark, static_keys, float(ql * quantum_ms), lst, ns,
-                                     counter, jobs, st, ports, scratch, dl, cap, zero, dclas)
+                counter, ex, side, port = reschedule(dark, dark, static_keys,
+                                                     float(ql * quantum_ms), lst, ns, counter,
+                                                     jobs, st, ports, scratch, dl, cap, zero,
+                                                     dclas)
+                note_excess(over, 0, ex, side, port, float(ql * quantum_ms), lean, vs.tolerance)
             if lean:
                 npl, nsc = flush_window(q0, q0 + steps, pend, plist, npl, nlist, nl, quantum_ms,
                                         wf, wk, wr, nw, worder, cnt, where, vs, sbuf_i, sbuf_d,
@@ -594,5 +649,5 @@ def run_ordered(dark, lcf, key, width, arrival, red_ptr, red_rack, red_bytes, re
         nsc = close_window_stream(pend, plist, npl, quantum_ms, wf, wk, wr, nw, nlist, worder,
                                   cnt, where, vs, sbuf_i, sbuf_d, nsc, tbp, tinfo)
     sf, sa, sb, sd = gathered(store, nseg)
-    return start, finish, sf, sa, sb, sd, breakpoint_times(sbuf_i, nsc, tbp, tinfo,
-                                                           quantum_ms), nsc, tinfo[0]
+    return start, finish, sf, sa, sb, sd, over, breakpoint_times(sbuf_i, nsc, tbp, tinfo,
+                                                                     quantum_ms), nsc, tinfo[0]

@@ -121,7 +121,14 @@ def rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem, do
                 start, deadline, cur_ms, cap, zero, s_free, r_free, su, ru, sb, rb, edf,
                 edf_key, nm, nr):
     """``updateRatesDynamicAlpha``: MADD in the order, equal split for the coflows that need a
-    saturated port, then backfill in (pseudo-)deadline order."""
+    saturated port, then backfill in (pseudo-)deadline order.
+
+    Returns ``(excess, side, port)``: the largest oversubscription of a port, relative to its
+    capacity (0: none), its side (0 ingress, 1 egress) and index.  CoflowSim caps each flow's
+    ``remaining / Γ`` at the free capacity but not a coflow's sum, and reads a reducer's
+    bytes left from its own counter (``shuffleBytesLeft``), which floating-point rounding
+    leaves a few bytes below its flows' bytes left: MADD then gives the port slightly more than
+    it has (2.0e-6 of it on a 10x FB-like trace)."""
     s_free[:] = cap
     r_free[:] = cap
     skipped = np.empty(ns, dtype=np.int64)
@@ -177,6 +184,12 @@ def rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem, do
                 bps[f] += m
                 s_free[src] -= m
                 r_free[dst] -= m
+    # the backfill only takes positive free capacity: the deficits are MADD's
+    ks = np.argmin(s_free)
+    kr = np.argmin(r_free)
+    if r_free[kr] <= s_free[ks]:
+        return max(-r_free[kr] / cap, 0.0), 1, kr
+    return max(-s_free[ks] / cap, 0.0), 0, ks
 
 
 @njit(cache=True, error_model="numpy")
