@@ -179,6 +179,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     # output files that could not be written ("PATH: reason"): reported after the table,
     # the other schedulers still run
     failed: list[str] = []
+    # schedulers stopped for memory (KernelMemoryError): reported after the table
+    stopped: list[str] = []
     try:
         for info in infos:
             try:
@@ -188,6 +190,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             except NoFeasibleSchedule as exc:
                 infeasible.append(info.name)
                 print(f"{info.name}: infeasible: {str(exc).removeprefix(info.name + ': ')}")
+                continue
+            except MemoryError as exc:  # stopped before the system ran out: the rest still run
+                stopped.append(f"{info.name}: {exc or 'out of memory'}")
                 continue
             lb_inst = res.instance  # coflowsim: rounded flows, releases at the admission epochs
             _report(res, rows, out, args, len(infos) > 1, failed)
@@ -200,8 +205,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         except OSError as exc:
             failed.append(_os_error(exc, args.csv))
             out = None  # so the interrupted line below does not claim the rows were kept
-    if infeasible and not rows and not interrupted:
-        return 1  # nothing to tabulate: the one line said it
+    for problem in stopped:
+        print(f"coflowopt run: {problem}", file=sys.stderr)
+    if (infeasible or stopped) and not rows and not interrupted:
+        return 1  # nothing to tabulate: the lines said it
     lb = lower_bounds(lb_inst)
     if args.semantics == "coflowsim":
         print("semantics: coflowsim (rounded flows, releases at the admission epochs, CCT "
@@ -234,7 +241,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                                   if out is not None and rows else ""),
               file=sys.stderr)
         return 130
-    return 1 if infeasible or failed else 0
+    return 1 if infeasible or failed or stopped else 0
 
 
 def _os_error(exc: OSError, path: str | Path) -> str:

@@ -88,6 +88,7 @@ from coflowopt.sim.kernel import (
     Notify,
     Progress,
     fluid_horizon,
+    memory_limits,
     new_control,
     prepare,
     progress_target,
@@ -1043,7 +1044,8 @@ def fast_simulate(instance: Instance, policy: EnginePolicy, *, refill: bool = Tr
     prepare(_run, *args, notify=notify)
     cb, units = progress_target(progress)
     with policy.rerank or contextlib.nullcontext():
-        run = run_kernel(_run, *args, control=ctl, progress=cb, units=units)
+        run = run_kernel(_run, *args, control=ctl, progress=cb, units=units,
+                         **memory_limits(check is None))
     if run.status != DONE:
         from coflowopt.sim.engine import SimulationError
 

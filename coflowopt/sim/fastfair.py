@@ -72,6 +72,7 @@ from coflowopt.sim.kernel import (
     Notify,
     Progress,
     fluid_horizon,
+    memory_limits,
     new_control,
     prepare,
     progress_target,
@@ -627,7 +628,8 @@ def fast_fair(instance: Instance, *, check: Tolerance | None = None,
             check is not None, stream.state, groups, ctl, bool(every_pair))
     prepare(_run_fair, *args, notify=notify)
     cb, units = progress_target(progress)
-    run = run_kernel(_run_fair, *args, control=ctl, progress=cb, units=units)
+    run = run_kernel(_run_fair, *args, control=ctl, progress=cb, units=units,
+                     **memory_limits(check is None))
     if run.status != DONE:
         from coflowopt.sim.engine import SimulationError
 

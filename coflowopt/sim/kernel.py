@@ -19,6 +19,13 @@ and raises ``KeyboardInterrupt`` again, so an interrupted run leaves no half-bui
 the process healthy.  The kernels embed the layout and :func:`stop_requested`, so a change
 here must recompile them: this module belongs in ``coflowopt._kernel_cache.KERNEL_MODULES``.
 
+The waiting thread also watches the process's resident memory: a kernel whose run grows it
+past a share of the memory available when it started (``memory_share``: 0.9 for a streamed
+run, :data:`STORED_SHARE` for one that stores its schedule, which then needs several times the
+kernel's memory to gather and validate) is stopped the same way, and
+:class:`KernelMemoryError` says how far it got, instead of the operating system killing the
+process later (Linux; elsewhere nothing is watched).
+
 The first call of a kernel compiles it (up to a minute) unless numba's on-disk cache holds
 it.  :func:`prepare` compiles or loads a kernel for its arguments in the calling thread and
 says so only when it really compiles; :func:`coflowopt.sim.warmup.warm_up` compiles or loads
@@ -27,6 +34,7 @@ every kernel on a tiny instance (bench workers call it before any timed task).
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -49,9 +57,14 @@ __all__ = [
     "CTL_STOP",
     "CTL_TIME",
     "CTL_TOTAL",
+    "STORED_HINT",
+    "STORED_SHARE",
+    "KernelMemoryError",
     "Notify",
     "Progress",
+    "available_memory",
     "fluid_horizon",
+    "memory_limits",
     "new_control",
     "prepare",
     "progress_target",
@@ -62,6 +75,65 @@ __all__ = [
 
 CTL_TIME, CTL_HORIZON, CTL_STOP, CTL_STATUS, CTL_DONE, CTL_TOTAL, CTL_EVENTS = range(7)
 CONTROL_SIZE = 8
+
+#: the share of the available memory a run that stores its schedule may grow by: the segments
+#: it records (20 bytes each) are then joined into 32-byte columns, built into the schedule and
+#: validated, several times the kernel's own growth
+STORED_SHARE = 1 / 6
+#: what a stored run stopped for memory should do instead
+STORED_HINT = ("stream it instead: nothing is stored (check=True; co.run without "
+               "keep_schedule; coflowopt run without --schedule-out)")
+
+
+class KernelMemoryError(MemoryError):
+    """A kernel stopped because the process's resident memory grew past ``limit`` bytes
+    (``grown``: by how much; ``reached``: the simulated time or coflows done, in the run's
+    progress units)."""
+
+    def __init__(self, grown: int, limit: int, reached: float, hint: str = "",
+                 units: str = "time"):
+        self.grown, self.limit, self.reached = grown, limit, reached
+        gib = 1 << 30
+        at = (f"at simulated time {reached:.6g}" if units == "time"
+              else f"after {reached:.0f} coflows")
+        super().__init__(f"stopped {at}: memory grew by "
+                         f"{grown / gib:.2f} GiB, past the {limit / gib:.2f} GiB this run may "
+                         "take of what was available when it started"
+                         + (f"; {hint}" if hint else ""))
+
+
+def memory_limits(stored: bool) -> dict[str, Any]:
+    """:func:`run_kernel`'s memory arguments for a run that stores its schedule (``stored``:
+    :data:`STORED_SHARE` and :data:`STORED_HINT`) or streams it (the default share)."""
+    return {"memory_share": STORED_SHARE, "hint": STORED_HINT} if stored else {}
+
+
+def available_memory() -> int | None:
+    """The memory available to new work (``MemAvailable`` of ``/proc/meminfo``, bytes), or
+    ``None`` where there is no such file."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _resident() -> int | None:
+    """This process's resident memory (bytes), or ``None`` where it cannot be read."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            return int(fh.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+try:
+    _PAGE = os.sysconf("SC_PAGE_SIZE")
+except (AttributeError, ValueError, OSError):  # not POSIX (no statm to read either)
+    _PAGE = 4096
 
 #: ``progress(done, total)``: called from the waiting thread, never from the kernel's.
 Progress = Callable[[float, float], Any]
@@ -194,7 +266,7 @@ def _join(thread: threading.Thread) -> None:
 
 def run_kernel(fn: Callable[..., Any], *args: Any, control: np.ndarray,
                progress: Progress | None = None, units: str = "time",
-               poll: float = 0.1) -> Any:
+               poll: float = 0.1, memory_share: float | None = 0.9, hint: str = "") -> Any:
     """``fn(*args)`` (a kernel compiled with ``nogil=True`` that takes ``control`` among its
     arguments) in a worker thread; returns its result.
 
@@ -203,7 +275,11 @@ def run_kernel(fn: Callable[..., Any], *args: Any, control: np.ndarray,
     simulated time reached and the horizon estimate (raised to the time reached when that is
     later); ``"coflows"``: coflows completed and coflows.  On ``KeyboardInterrupt`` (Ctrl-C,
     or raised by ``progress``) the kernel is told to stop, waited for, and the interrupt is
-    raised again; a kernel that stopped early for any other reason also raises it."""
+    raised again; a kernel that stopped early for any other reason also raises it.
+
+    ``memory_share``: when the process's resident memory has grown by more than this share of
+    the memory available at the start (checked at every poll), the kernel is stopped the same
+    way and :class:`KernelMemoryError` raised, ending with ``hint``; ``None``: not watched."""
     if units not in ("time", "coflows"):
         raise ValueError(f"run_kernel: units must be 'time' or 'coflows', got {units!r}")
     box: dict[str, Any] = {}
@@ -220,12 +296,19 @@ def run_kernel(fn: Callable[..., Any], *args: Any, control: np.ndarray,
             return done, max(float(control[CTL_HORIZON]), done)
         return float(control[CTL_DONE]), float(control[CTL_TOTAL])
 
+    avail = available_memory() if memory_share is not None else None
+    base = _resident() if avail is not None else None
+    limit = int(memory_share * avail) if avail is not None and base is not None else None
     worker = threading.Thread(target=target, name="coflowopt-kernel", daemon=True)
     worker.start()
     last: tuple[float, float] | None = None
     try:
         while worker.is_alive():
             worker.join(poll)
+            if limit is not None and worker.is_alive():
+                grown = (_resident() or 0) - base
+                if grown > limit:
+                    raise KernelMemoryError(grown, limit, values()[0], hint, units)
             if progress is not None and worker.is_alive():
                 now = values()
                 if now != last:

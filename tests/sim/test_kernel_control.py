@@ -25,6 +25,10 @@ from coflowopt.sim.kernel import (
     CTL_STATUS,
     CTL_STOP,
     CTL_TIME,
+    STORED_HINT,
+    STORED_SHARE,
+    KernelMemoryError,
+    available_memory,
     new_control,
     prepare,
     run_kernel,
@@ -211,3 +215,54 @@ def test_warm_up_then_nothing_compiles(capsys) -> None:
     fast_fair(inst, check=Tolerance(), notify=said.append)
     coflowsim(inst, "dark", check=True, notify=said.append)
     assert said == []  # every kernel was compiled or loaded by the first warm_up
+
+
+@njit(nogil=True)
+def _hog(ctl, mib):
+    """Take ``mib`` MiB (touched), then wait for the stop flag (a bounded wait)."""
+    keep = []
+    for _ in range(mib):
+        keep.append(np.ones(1 << 17))  # 1 MiB
+    n = 0
+    while not stop_requested(ctl) and n < 300_000_000:
+        n += 1
+    if stop_requested(ctl):
+        ctl[CTL_STATUS] = 1.0
+    return len(keep)
+
+
+def test_a_kernel_growing_past_its_memory_share_is_stopped_with_a_clear_error() -> None:
+    avail = available_memory()
+    if avail is None:
+        pytest.skip("no /proc/meminfo here: memory is not watched")
+    ctl = new_control()
+    # a share of about 64 MiB: the kernel's 256 MiB pass it, and it is stopped while waiting
+    share = 64 * 2**20 / avail
+    with pytest.raises(KernelMemoryError, match="stream it instead") as err:
+        run_kernel(_hog, ctl, 256, control=ctl, poll=0.02, memory_share=share,
+                   hint=STORED_HINT)
+    assert err.value.grown > err.value.limit > 0
+    assert ctl[CTL_STOP] == 1.0 and ctl[CTL_STATUS] == 1.0  # told to stop, and it did
+    # within its share the same kernel runs to its end (its bounded wait)
+    ctl = new_control()
+    assert run_kernel(_hog, ctl, 8, control=ctl, memory_share=0.9) == 8
+
+
+def test_stored_runs_take_the_stored_share(monkeypatch) -> None:
+    import coflowopt.sim.coflowsim.run as csim_run
+    import coflowopt.sim.fast as fast_mod
+
+    seen = []
+
+    def spy(fn, *args, **kw):
+        seen.append(kw.get("memory_share"))
+        return run_kernel(fn, *args, **kw)
+
+    monkeypatch.setattr(csim_run, "run_kernel", spy)
+    monkeypatch.setattr(fast_mod, "run_kernel", spy)
+    inst = synthetic_trace(20, seed=1, ports=8)
+    coflowsim(inst, "sebf")
+    coflowsim(inst, "sebf", check=True)
+    fast_simulate(inst, varys_engine_policy(inst))
+    fast_simulate(inst, varys_engine_policy(inst), check=Tolerance())
+    assert seen == [STORED_SHARE, None, STORED_SHARE, None]

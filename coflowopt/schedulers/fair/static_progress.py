@@ -57,6 +57,7 @@ from coflowopt.sim.events import admission_inputs
 from coflowopt.sim.kernel import (
     Progress,
     fluid_horizon,
+    memory_limits,
     new_control,
     prepare,
     progress_target,
@@ -179,7 +180,8 @@ def fast_static_progress(instance: Instance, work_conserving: bool = True,
             sink.stream, stream.state, ctl)
     prepare(run_static_progress_kernel, *args)
     cb, units = progress_target(progress)
-    run = run_kernel(run_static_progress_kernel, *args, control=ctl, progress=cb, units=units)
+    run = run_kernel(run_static_progress_kernel, *args, control=ctl, progress=cb, units=units,
+                     **memory_limits(not sink.stream))
     if run.status != 0:
         raise SimulationError("the static-progress engine stalled: active coflows but no "
                               "pending event")

@@ -30,7 +30,15 @@ from coflowopt.sim.coflowsim.model import (
 )
 from coflowopt.sim.coflowsim.ordered import run_ordered
 from coflowopt.sim.coflowsim.pfp import PFP_STEPS, run_pfp
-from coflowopt.sim.kernel import Notify, Progress, new_control, prepare, progress_target, run_kernel
+from coflowopt.sim.kernel import (
+    Notify,
+    Progress,
+    memory_limits,
+    new_control,
+    prepare,
+    progress_target,
+    run_kernel,
+)
 from coflowopt.validate import StreamValidator, Tolerance, ValidSchedule
 
 __all__ = ["COFLOWSIM_CLAIRVOYANT", "COFLOWSIM_SCHEDULERS", "CoflowSimResult", "close_drift",
@@ -264,7 +272,7 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
                 *lean_args)
     prepare(fn, *args, notify=notify)
     cb, units = progress_target(progress)
-    out = run_kernel(fn, *args, control=ctl, progress=cb, units=units)
+    out = run_kernel(fn, *args, control=ctl, progress=cb, units=units, **memory_limits(not lean))
     start, finish, sf, sa, sb, sd = out[:6]
     tbp, n_buf, k_first = out[-3:]
     madd = resid = 0.0
