@@ -6,7 +6,7 @@ schedulers, written as every registered scheduler is:
 ``impl(instance, params, sink, *, seed=None, progress=None) -> Outcome``.  The outcome names the
 rounded instance the rates are of and the tolerance of CoflowSim's finishing rule, which the run
 service validates with (a tolerance the caller gives takes precedence); either has its capacity
-tolerance raised by the oversubscription CoflowSim's own MADD made
+tolerance raised by CoflowSim's own excess over capacity, MADD's and the residues'
 (:attr:`~coflowopt.sim.coflowsim.CoflowSimResult.capacity_excess`).
 """
 
@@ -31,8 +31,8 @@ def run_coflowsim(name: str, instance: Instance, params: CoflowSimParams, sink: 
     check = (sink.tolerance or True) if sink.stream else None
     res = coflowsim(instance, name, params=params, check=check, progress=progress)
     out = res.valid if res.valid is not None else res.schedule
-    # the caller's tolerance, or the mode's, widened by CoflowSim's own oversubscription
-    # (as the streamed check widens it)
+    # the caller's tolerance, or the mode's, widened by CoflowSim's own excess (as the
+    # streamed check widens it)
     tol = widened(sink.tolerance, res.capacity_excess) if sink.tolerance else res.tolerance
     return sink.outcome(out, instance=res.instance, tolerance=tol)
 
