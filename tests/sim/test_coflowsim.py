@@ -455,3 +455,62 @@ def test_counter_drift_residues_are_delivered_in_the_last_quantum_and_allowed_fo
     assert check(res.instance, res.schedule, res.tolerance) is None
     streamed = coflowsim(inst, "dark", params=params, check=True)
     assert streamed.valid.tolerance.capacity_rtol == res.tolerance.capacity_rtol
+
+
+# -- PFP's matching, repaired between events (coflowsim.pfp.rematch) ---------------------------
+
+
+def _wide_trace(seed: int):
+    """Up to 9 ports and 13 coflows over many (mapper, reducer) pairs: chains of mappers
+    freed and taken along the port order, which the small traces above rarely reach."""
+    rng = np.random.default_rng(seed)
+    ports = int(rng.integers(3, 10))
+    coflows = []
+    for _ in range(int(rng.integers(2, 14))):
+        rel = float(rng.choice([0.0, 100.0, 9000.0, 10240.0, 12000.0, 25000.0, 40000.0]))
+        maps = rng.choice(ports, size=int(rng.integers(1, ports + 1)), replace=False)
+        reds = rng.choice(ports, size=int(rng.integers(1, ports + 1)), replace=False)
+        flows = []
+        for r in reds:
+            mb = float(rng.choice([0.5, 1.0, 2.0, 3.0, 7.0, 12.0, 40.0]))
+            flows += [(int(m), int(r), mb / len(maps)) for m in maps]
+        coflows.append((rel, flows))
+    return _inst(coflows, ports)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_pfp_repaired_matching_equals_the_twin_on_wider_fabrics(seed):
+    inst = _wide_trace(seed)
+    params = CoflowSimParams()
+    res = coflowsim(inst, "pfp", params=params)
+    model = build_model(inst, params)
+    start, finish = brute_simulate(model, "pfp")
+    assert res.start[model.order].tolist() == start.tolist()
+    assert res.finish[model.order].tolist() == finish.tolist()
+
+
+def test_pfp_order_labels_stay_increasing_through_relabelling():
+    """Flows put at a list's head, one after another: the room below the head halves each
+    time, so after about 61 the whole list is relabelled; the labels stay strictly increasing
+    along the list throughout (a hand-built list, the kernel's own helper)."""
+    from coflowopt.sim.coflowsim.pfp import label_between
+
+    n = 300
+    hd = np.full(1, -1, dtype=np.int64)
+    nx = np.full(n, -1, dtype=np.int64)
+    label = np.zeros(n, dtype=np.int64)
+    relabelled = 0
+    for f in range(n):
+        old = hd[0]
+        nx[f] = old
+        hd[0] = f
+        before = label[old] if old >= 0 else None
+        label_between(f, -1, old, 0, hd, nx, label)
+        relabelled += before is not None and label[old] != before
+        seen = []
+        g = hd[0]
+        while g >= 0:
+            seen.append(label[g])
+            g = nx[g]
+        assert len(seen) == f + 1 and bool(np.all(np.diff(seen) > 0))
+    assert relabelled >= 4
