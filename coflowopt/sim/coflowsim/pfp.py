@@ -42,6 +42,8 @@ __all__ = ["PFP_STEPS", "finish_quantum", "insert_ascending", "label_between", "
 # order labels of a port's list: strictly increasing along it, inside (LO, HI)
 LO = -(1 << 61)
 HI = 1 << 61
+# freed mappers kept per marked port; past this many the port reads the repair's whole list
+FREED_PER_PORT = 8
 
 
 @njit(cache=True, inline="always")
@@ -156,7 +158,7 @@ def release(a, q, n_out, label, owner, front, pairs, marks, nrel, nh):
     this repair, the later ports with a flow of ``a`` before their choice are revisited, and
     ``a`` is listed as freed by ``q``.  Returns ``(nrel, nh)``."""
     pair_head, _, _, _, po_ports, po_cnt, _ = pairs
-    heap, inheap, rel_m, rel_q, _, _ = marks
+    heap, inheap, rel_m, rel_q, _, _, freed, n_freed = marks
     if owner[a] != q:  # taken by an earlier port: still served before every later one
         return nrel, nh
     owner[a] = -1
@@ -169,6 +171,9 @@ def release(a, q, n_out, label, owner, front, pairs, marks, nrel, nh):
             fr = front[p]
             if fr < 0 or label[pair_head[a * n_out + p]] < label[fr]:
                 nh = mark(p, heap, nh, inheap)
+                if n_freed[p] < FREED_PER_PORT:
+                    freed[p, n_freed[p]] = a
+                n_freed[p] += 1
     return nrel, nh
 
 
@@ -180,7 +185,7 @@ def insert_ascending(j, qa, jobs, x, tq, lists, inc):
     red_ptr, red_rack, flow_ptr, flow_size, flow_src, n_out = jobs
     hd_d, nx_d, pv_d = lists
     label, _, front, pairs, marks, cnt = inc
-    heap, inheap, _, _, ins_head, ins_next = marks
+    heap, inheap, _, _, ins_head, ins_next, _, _ = marks
     for r in range(red_ptr[j], red_ptr[j + 1]):
         p = red_rack[r]
         for f in range(flow_ptr[r], flow_ptr[r + 1]):
@@ -227,7 +232,7 @@ def rematch(at, flow_src, nx_d, served, x, d, tq, done, key, head, hm, bq, buf_i
     qn, n_out, nb, cfull, quantum_ms, lean, zero = at
     label, owner, front, pairs, marks, cnt = inc
     pair_head = pairs[0]
-    heap, inheap, rel_m, rel_q, ins_head, ins_next = marks
+    heap, inheap, rel_m, rel_q, ins_head, ins_next, freed, n_freed = marks
     nrel = cnt[0]
     nh = cnt[1]
     while nh > 0:
@@ -240,15 +245,23 @@ def rematch(at, flow_src, nx_d, served, x, d, tq, done, key, head, hm, bq, buf_i
             g = nx_d[g]
         best = g
         bl = label[g] if g >= 0 else HI
-        # ... or before it: the first flow of a mapper an earlier port freed
-        for i in range(nrel):
-            if rel_q[i] < p:
+        # ... or before it: the first flow of a mapper an earlier port freed (those that
+        # marked this port, or every freed one when they were too many to keep)
+        nf_p = n_freed[p]
+        n_scan = nf_p if nf_p <= FREED_PER_PORT else nrel
+        for i in range(n_scan):
+            if nf_p <= FREED_PER_PORT:
+                a = freed[p, i]
+            elif rel_q[i] < p:
                 a = rel_m[i]
-                if not (0 <= owner[a] < p):
-                    f1 = pair_head[a * n_out + p]
-                    if f1 >= 0 and label[f1] < bl:
-                        best = f1
-                        bl = label[f1]
+            else:
+                continue
+            if not (0 <= owner[a] < p):
+                f1 = pair_head[a * n_out + p]
+                if f1 >= 0 and label[f1] < bl:
+                    best = f1
+                    bl = label[f1]
+        n_freed[p] = 0
         # ... or a flow placed there since
         f = ins_head[p]
         while f >= 0:
@@ -474,8 +487,8 @@ def run_pfp(begin, join, retime, settle, close, arrival, red_ptr, red_rack, flow
              np.full(nf, -1, dtype=np.int64))
     # the served flow of each reducer port, and the repair's state (rematch): order labels,
     # the port serving each mapper, each port's front, the (mapper, port) pairs' flows in list
-    # order with their counts and each mapper's ports, the marked ports, the mappers freed
-    # and the flows placed before a front since the last repair, and the two counts
+    # order with their counts and each mapper's ports, the marked ports, the mappers freed (all, and
+    # per marked port) and the flows placed before a front since the last repair, two counts
     served = np.full(n_out, -1, dtype=np.int64)
     n_pairs = n_in * n_out
     pairs = (np.full(n_pairs, -1, dtype=np.int64), np.full(nf, -1, dtype=np.int64),
@@ -484,7 +497,8 @@ def run_pfp(begin, join, retime, settle, close, arrival, red_ptr, red_rack, flow
              np.full(n_pairs, -1, dtype=np.int32))
     marks = (np.empty(max(n_out, 1), dtype=np.int64), np.zeros(n_out, dtype=np.bool_),
              np.empty(2 * n_out + 1, dtype=np.int64), np.empty(2 * n_out + 1, dtype=np.int64),
-             np.full(n_out, -1, dtype=np.int64), np.full(nf, -1, dtype=np.int64))
+             np.full(n_out, -1, dtype=np.int64), np.full(nf, -1, dtype=np.int64),
+             np.empty((n_out, FREED_PER_PORT), dtype=np.int64), np.zeros(n_out, dtype=np.int64))
     inc = (np.zeros(nf, dtype=np.int64), np.full(n_in, -1, dtype=np.int64),
            np.full(n_out, -1, dtype=np.int64), pairs, marks, np.zeros(2, dtype=np.int64))
     stats = np.zeros(3, dtype=np.int64)  # events, rate changes, flow completions
