@@ -36,8 +36,9 @@ from coflowopt.sim.coflowsim.stream import (
 from coflowopt.sim.events import iheap_pop, iheap_push
 from coflowopt.sim.segstore import new_store, put_segment
 
-__all__ = ["PFP_STEPS", "finish_quantum", "insert_ascending", "label_between", "pfp_begin",
-           "pfp_close", "pfp_join", "pfp_retime", "pfp_settle", "rematch", "run_pfp"]
+__all__ = ["PFP_STEPS", "finish_quantum", "insert_ascending", "label_between", "link", "pfp_begin",
+           "pfp_close", "pfp_join", "pfp_retime", "pfp_settle", "rematch", "run_pfp",
+           "unlink"]
 
 # order labels of a port's list: strictly increasing along it, inside (LO, HI)
 LO = -(1 << 61)
@@ -107,6 +108,31 @@ def mark(p, heap, nh, inheap):
 
 
 @njit(cache=True, inline="always")
+def link(f, prev, g, k, head, nx, pv):
+    """Link ``f`` between ``prev`` and ``g`` (-1: none) in list ``k`` of a doubly-linked
+    family (``head`` per list, ``nx``/``pv`` per item)."""
+    nx[f] = g
+    pv[f] = prev
+    if g >= 0:
+        pv[g] = f
+    if prev >= 0:
+        nx[prev] = f
+    else:
+        head[k] = f
+
+
+@njit(cache=True, inline="always")
+def unlink(f, k, head, nx, pv):
+    """Take ``f`` out of list ``k`` of a doubly-linked family (as :func:`link`)."""
+    if pv[f] >= 0:
+        nx[pv[f]] = nx[f]
+    else:
+        head[k] = nx[f]
+    if nx[f] >= 0:
+        pv[nx[f]] = pv[f]
+
+
+@njit(cache=True, inline="always")
 def pair_add(f, k, a, p, n_out, label, pairs):
     """Flow ``f`` into pair ``k`` = (mapper ``a``, port ``p``)'s list, in label order; a pair
     that gains its first flow joins mapper ``a``'s ports."""
@@ -116,14 +142,7 @@ def pair_add(f, k, a, p, n_out, label, pairs):
     while g >= 0 and label[g] < label[f]:
         prev = g
         g = pnx[g]
-    pnx[f] = g
-    ppv[f] = prev
-    if g >= 0:
-        ppv[g] = f
-    if prev >= 0:
-        pnx[prev] = f
-    else:
-        pair_head[k] = f
+    link(f, prev, g, k, pair_head, pnx, ppv)
     if pc[k] == 0:
         po_pos[k] = po_cnt[a]
         po_ports[a * n_out + po_cnt[a]] = p
@@ -135,12 +154,7 @@ def pair_add(f, k, a, p, n_out, label, pairs):
 def pair_remove(f, k, a, n_out, pairs):
     """Flow ``f`` out of pair ``k``'s list; an empty pair leaves mapper ``a``'s ports."""
     pair_head, pnx, ppv, pc, po_ports, po_cnt, po_pos = pairs
-    if ppv[f] >= 0:
-        pnx[ppv[f]] = pnx[f]
-    else:
-        pair_head[k] = pnx[f]
-    if pnx[f] >= 0:
-        ppv[pnx[f]] = ppv[f]
+    unlink(f, k, pair_head, pnx, ppv)
     pc[k] -= 1
     if pc[k] == 0:
         i = po_pos[k]
@@ -195,14 +209,7 @@ def insert_ascending(j, qa, jobs, x, tq, lists, inc):
             while g >= 0 and not (x[g] > flow_size[f]):
                 prev = g
                 g = nx_d[g]
-            nx_d[f] = g
-            pv_d[f] = prev
-            if g >= 0:
-                pv_d[g] = f
-            if prev >= 0:
-                nx_d[prev] = f
-            else:
-                hd_d[p] = f
+            link(f, prev, g, p, hd_d, nx_d, pv_d)
             label_between(f, prev, g, p, hd_d, nx_d, label)
             a = flow_src[f]
             pair_add(f, a * n_out + p, a, p, n_out, label, pairs)
@@ -369,12 +376,7 @@ def finish_quantum(at, lists, flows, d, tq, sent, head, hm, bq, buf_i, buf_d, ch
         cnt[0], cnt[1] = release(a, p, n_out, label, owner, front, pairs, marks, cnt[0], cnt[1])
         cnt[1] = mark(p, marks[0], cnt[1], marks[1])
         pair_remove(g, a * n_out + p, a, n_out, pairs)
-        if pv_d[g] >= 0:
-            nx_d[pv_d[g]] = nx_d[g]
-        else:
-            hd_d[p] = nx_d[g]
-        if nx_d[g] >= 0:
-            pv_d[nx_d[g]] = pv_d[g]
+        unlink(g, p, hd_d, nx_d, pv_d)
         active_tasks, active_jobs = loop.flow_finished(r, q, red_open, red_job, job_open, finish,
                                                   quantum_ms, active_tasks, active_jobs)
     return n_fin, active_tasks, active_jobs, nseg, nsc
