@@ -94,12 +94,12 @@ def left_after(s, td, tst, tfin, tbl, a, b, c, w, buf, zero, z_td, z_tst, z_tfin
 
 @njit(cache=True, inline="always")
 def reschedule(dark, relayout, static_keys, now_ms, lst, ns, counter, jobs, st, ports, scratch,
-               dl, cap, zero, dclas):
+               dl, cap, zero, dclas, excess):
     """Recompute the rates at an event: the D-CLAS queues and per-coflow equal split
-    (``dark``), else the order (re-sorted by bytes left when not ``static_keys``) and MADD;
-    ``relayout``: the flows are laid out in the port lists again first.  Returns the D-CLAS
-    queue-entry counter and MADD's oversubscription (excess relative to capacity, side, port,
-    as :func:`~coflowopt.sim.coflowsim.rates.rates_madd` returns it; none under D-CLAS)."""
+    (``dark``), else the order (re-sorted by bytes left when not ``static_keys``) and MADD,
+    whose oversubscription is noted (``excess``: ``over``, ``lean`` and the validator's
+    tolerances, for :func:`note_excess`); ``relayout``: the flows are laid out in the port
+    lists again first.  Returns the D-CLAS queue-entry counter."""
     red_ptr, red_rack, flow_ptr, flow_src = jobs
     rem, done, bps, laid, red_left, red_done, start, sent = st
     s_free, r_free, su, ru, sb, rb, nmc, nrc = ports
@@ -112,13 +112,15 @@ def reschedule(dark, relayout, static_keys, now_ms, lst, ns, counter, jobs, st, 
                               nq)
         rates_dark(lst, ns, red_ptr, red_rack, flow_ptr, flow_src, done, bps, cap, zero, s_free,
                    r_free, su, ru, nmc, nrc)
-        return counter, 0.0, 0, 0
+        return counter
     if not static_keys:
         resort_remaining(lst, ns, red_ptr, flow_ptr, flow_src, rem, done, sb, dyn_key)
-    excess, side, port = rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src,
-                                    rem, done, bps, start, dl, now_ms, cap, zero, s_free,
-                                    r_free, su, ru, sb, rb, edf, edf_key, nmc, nrc)
-    return counter, excess, side, port
+    ex, side, port = rates_madd(lst, ns, red_ptr, red_rack, red_left, flow_ptr, flow_src, rem,
+                                done, bps, start, dl, now_ms, cap, zero, s_free, r_free, su, ru,
+                                sb, rb, edf, edf_key, nmc, nrc)
+    over, lean, tolv = excess
+    note_excess(over, 0, ex, side, port, now_ms, lean, tolv)
+    return counter
 
 
 @njit(cache=True, inline="always")
@@ -594,16 +596,15 @@ def run_ordered(dark, lcf, key, width, arrival, red_ptr, red_rack, red_bytes, re
     resid = (np.zeros(n_in), np.zeros(n_out), np.empty(n + 1, dtype=np.int64))
     if lean:
         over[4] = vs.tolerance[0]
+    excess = (over, lean, vs.tolerance)
     cur, active_tasks, t_ms, n_windows, stopped = 0, 0, 0, 0, False
     while t_ms < END_MS and (cur < n or active_tasks > 0) and not stopped:
         cur, ns, active_tasks, counter, added = admit(
             t_ms, epoch_ms, cur, ns, active_tasks, counter, dark, lcf, key, lst,
             (arrival, red_ptr, flow_ptr), perrack, start, finish, red_open, (queue, cq, stamp))
         if added > 0:
-            counter, ex, side, port = reschedule(dark, True, static_keys, float(t_ms), lst, ns,
-                                                 counter, jobs, st, ports, scratch, dl, cap,
-                                                 zero, dclas)
-            note_excess(over, 0, ex, side, port, float(t_ms), lean, vs.tolerance)
+            counter = reschedule(dark, True, static_keys, float(t_ms), lst, ns, counter, jobs, st,
+                                 ports, scratch, dl, cap, zero, dclas, excess)
         t_next = next_epoch(t_ms, epoch_ms, cur, arrival)
         span_q = (t_next - t_ms) // quantum_ms
         i = 0
@@ -632,11 +633,9 @@ def run_ordered(dark, lcf, key, width, arrival, red_ptr, red_rack, red_bytes, re
                 note_excess(over, 5, res / per_q, side, port, float(ql * quantum_ms), lean,
                             vs.tolerance)
                 # D-CLAS lays the flows out again at a departure, the sorted list does not
-                counter, ex, side, port = reschedule(dark, dark, static_keys,
-                                                     float(ql * quantum_ms), lst, ns, counter,
-                                                     jobs, st, ports, scratch, dl, cap, zero,
-                                                     dclas)
-                note_excess(over, 0, ex, side, port, float(ql * quantum_ms), lean, vs.tolerance)
+                counter = reschedule(dark, dark, static_keys, float(ql * quantum_ms), lst, ns,
+                                     counter, jobs, st, ports, scratch, dl, cap, zero, dclas,
+                                     excess)
             if lean:
                 npl, nsc = flush_window(q0, q0 + steps, pend, plist, npl, nlist, nl, quantum_ms,
                                         wf, wk, wr, nw, worder, cnt, where, vs, sbuf_i, sbuf_d,
