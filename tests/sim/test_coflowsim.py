@@ -489,6 +489,23 @@ def test_pfp_repaired_matching_equals_the_twin_on_wider_fabrics(seed):
     assert res.finish[model.order].tolist() == finish.tolist()
 
 
+def test_pfp_next_waiting_port_hand_worked():
+    """The port a freed mapper is offered to: the first after the given one whose choice
+    (front label; ``HI``: none) comes after the mapper's first flow there (pair label;
+    ``HI``: no flow).  Worked by hand on one mapper's row over five ports."""
+    from coflowopt.sim.coflowsim.pfp import HI, next_waiting
+
+    n_out = 5
+    pair_lab = np.full(2 * n_out, HI, dtype=np.int64)
+    pair_lab[n_out:] = [HI, 10, 50, HI, 5]      # mapper 1: flows at ports 1, 2, 4
+    flab = np.array([0, 20, 40, HI, 1], dtype=np.int64)
+    assert next_waiting(1, -1, n_out, flab, pair_lab) == 1   # 10 before 20
+    assert next_waiting(1, 1, n_out, flab, pair_lab) == -1   # 50 after 40, none at 3, 5 after 1
+    flab[2] = HI                                             # port 2 serves nothing
+    assert next_waiting(1, 1, n_out, flab, pair_lab) == 2
+    assert next_waiting(0, -1, n_out, flab, pair_lab) == -1  # mapper 0 has no flow
+
+
 def test_pfp_order_labels_stay_increasing_through_relabelling():
     """Flows put at a list's head, one after another: the room below the head halves each
     time, so after about 61 the whole list is relabelled; the labels stay strictly increasing
