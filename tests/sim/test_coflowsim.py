@@ -489,6 +489,23 @@ def test_pfp_repaired_matching_equals_the_twin_on_wider_fabrics(seed):
     assert res.finish[model.order].tolist() == finish.tolist()
 
 
+@pytest.mark.parametrize("seed", range(60, 90))
+def test_pfp_with_room_for_one_freed_mapper_per_port_equals_the_twin(seed, monkeypatch):
+    """With room for one freed mapper per marked port, a port offered two reads the repair's
+    whole list of freed mappers and passes on every free one it does not take: the paths
+    that room for eight rarely reaches, against the twin."""
+    from coflowopt.sim.coflowsim import pfp
+
+    monkeypatch.setattr(pfp, "FREED_PER_PORT", 1)
+    inst = _wide_trace(seed)
+    params = CoflowSimParams()
+    res = coflowsim(inst, "pfp", params=params)
+    model = build_model(inst, params)
+    start, finish = brute_simulate(model, "pfp")
+    assert res.start[model.order].tolist() == start.tolist()
+    assert res.finish[model.order].tolist() == finish.tolist()
+
+
 def test_pfp_next_waiting_port_hand_worked():
     """The port a freed mapper is offered to: the first after the given one whose choice
     (front label; ``HI``: none) comes after the mapper's first flow there (pair label;

@@ -49,7 +49,8 @@ __all__ = ["PFP_STEPS", "finish_quantum", "insert_ascending", "label_between", "
 # order labels of a port's list: strictly increasing along it, inside (LO, HI)
 LO = -(1 << 61)
 HI = 1 << 61
-# freed mappers kept per marked port; past this many the port reads the repair's whole list
+#: freed mappers kept per marked port; past this many the port reads the repair's whole list
+#: (read when a run starts: the kernel takes it as an argument, so a test can make it 1)
 FREED_PER_PORT = 8
 
 
@@ -199,7 +200,7 @@ def hand(a, after, n_out, flab, pairs, marks, nh):
     p = next_waiting(a, after, n_out, flab, pairs[3])
     if p >= 0:
         nh = mark(p, heap, nh, inheap)
-        if n_freed[p] < FREED_PER_PORT:
+        if n_freed[p] < freed.shape[1]:
             freed[p, n_freed[p]] = a
         n_freed[p] += 1
     return nh
@@ -286,9 +287,10 @@ def rematch(at, flow_src, nx_d, served, x, d, tq, done, key, head, hm, bq, buf_i
         # ... or before it: the first flow of a mapper an earlier port freed (those offered
         # to this port, or every freed one when they were too many to keep)
         nf_p = n_freed[p]
-        n_scan = nf_p if nf_p <= FREED_PER_PORT else nrel
+        kept = nf_p <= freed.shape[1]
+        n_scan = nf_p if kept else nrel
         for i in range(n_scan):
-            if nf_p <= FREED_PER_PORT:
+            if kept:
                 a = freed[p, i]
             elif rel_q[i] < p:
                 a = rel_m[i]
@@ -347,7 +349,7 @@ def rematch(at, flow_src, nx_d, served, x, d, tq, done, key, head, hm, bq, buf_i
                 loop.bq_insert(head, hm, bq, g, min(qn + st - 1, nb - 1))
         # the freed mappers offered here and not taken go on to the next port that may
         # take them
-        if nf_p <= FREED_PER_PORT:
+        if kept:
             for i in range(nf_p):
                 a = freed[p, i]
                 if owner[a] < 0:
@@ -506,12 +508,13 @@ def pfp_close(st, qz, nsc):
 
 @njit(cache=True, error_model="numpy", nogil=True)
 def run_pfp(begin, join, retime, settle, close, arrival, red_ptr, red_rack, flow_ptr, flow_src,
-            flow_size, n_in, n_out, epoch_ms, quantum_ms, zero, lean, where, fvol, vs, sbuf_i,
-            sbuf_d, kctl):
+            flow_size, n_in, n_out, epoch_ms, quantum_ms, zero, room, lean, where, fvol, vs,
+            sbuf_i, sbuf_d, kctl):
     """Run PFP (module docstring) on :func:`~coflowopt.sim.coflowsim.loop.run_epochs` with
     the steps :data:`PFP_STEPS` (passed in, as for FAIR's).  Returns per job ``start``,
     ``finish`` (ms), the stored segments, counters (events, rate changes, flow completions),
-    and the streamed run's breakpoint times, buffered count and first quantum."""
+    and the streamed run's breakpoint times, buffered count and first quantum.  ``room``: the
+    freed mappers kept per marked port (:data:`FREED_PER_PORT`)."""
     n = arrival.size
     nf = flow_size.size
     cfull = 1.0 * 1024 * 1048576 / 8.0 * (1.0 * quantum_ms / 1024)  # bytes per quantum
@@ -541,7 +544,7 @@ def run_pfp(begin, join, retime, settle, close, arrival, red_ptr, red_rack, flow
     marks = (np.empty(max(n_out, 1), dtype=np.int64), np.zeros(n_out, dtype=np.bool_),
              np.empty(2 * n_out + 1, dtype=np.int64), np.empty(2 * n_out + 1, dtype=np.int64),
              np.full(n_out, -1, dtype=np.int64), np.full(nf, -1, dtype=np.int64),
-             np.empty((n_out, FREED_PER_PORT), dtype=np.int64), np.zeros(n_out, dtype=np.int64))
+             np.empty((n_out, max(room, 1)), dtype=np.int64), np.zeros(n_out, dtype=np.int64))
     inc = (np.zeros(nf, dtype=np.int64), np.full(n_in, -1, dtype=np.int64),
            np.full(n_out, -1, dtype=np.int64), pairs, marks, np.zeros(2, dtype=np.int64),
            np.full(n_out, HI, dtype=np.int64))

@@ -17,6 +17,7 @@ import numpy as np
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
+from coflowopt.sim.coflowsim import pfp
 from coflowopt.sim.coflowsim.fair import FAIR_STEPS, run_fair
 from coflowopt.sim.coflowsim.model import (
     MIB,
@@ -260,7 +261,8 @@ def coflowsim(instance: Instance, scheduler: str = "sebf", *,
     elif name == "pfp":
         fn = run_pfp
         args = (*PFP_STEPS, m.arrival, m.red_ptr, m.red_rack, m.flow_ptr, m.flow_src,
-                m.flow_size, m.n_in, m.n_out, params.epoch_ms, q, params.zero, *lean_args)
+                m.flow_size, m.n_in, m.n_out, params.epoch_ms, q, params.zero,
+                pfp.FREED_PER_PORT, *lean_args)
     else:
         fn = run_ordered
         # without pseudo-deadlines the backfill follows admission order (ties keep the list's)
