@@ -506,6 +506,33 @@ def test_pfp_with_room_for_one_freed_mapper_per_port_equals_the_twin(seed, monke
     assert res.finish[model.order].tolist() == finish.tolist()
 
 
+def _relabelled_cases():
+    # "front": 140 one-flow coflows into port 0 from mappers 1-3, each a little smaller than
+    # the one before, so each goes into the same gap of port 0's list: relabelled twice (seen
+    # in an instrumented copy), and the label kept beside the port's front must follow
+    front = [(100.0 * i, [(1 + i % 3, 0, 400.0 - 2.0 * i)]) for i in range(140)]
+    # "pair": port 0 serves mapper 1 for about 16 s; meanwhile port 1 holds one early flow of
+    # mapper 1 (skipped: its mapper is busy) and is relabelled by 140 flows of mappers 2 and
+    # 3; freed, mapper 1 must be offered to port 1 by its early flow's label as relabelled
+    # (the label kept beside its pair)
+    pair = [(0.0, [(1, 0, 2000.0)]), (10.0, [(1, 1, 5.0)])]
+    pair += [(50.0 + 100.0 * i, [(2 + i % 2, 1, 400.0 - 2.0 * i)]) for i in range(140)]
+    return {"front": front, "pair": pair}
+
+
+@pytest.mark.parametrize("case", ["front", "pair"])
+def test_pfp_relabelled_list_keeps_the_matching(case):
+    """A list relabelled while the repair's kept labels refer to it: against the twin.  Each
+    case fails if the kernel leaves its kept label stale (checked by mutation)."""
+    inst = _inst(_relabelled_cases()[case], 4)
+    params = CoflowSimParams()
+    res = coflowsim(inst, "pfp", params=params)
+    model = build_model(inst, params)
+    start, finish = brute_simulate(model, "pfp")
+    assert res.start[model.order].tolist() == start.tolist()
+    assert res.finish[model.order].tolist() == finish.tolist()
+
+
 def test_pfp_next_waiting_port_hand_worked():
     """The port a freed mapper is offered to: the first after the given one whose choice
     (front label; ``HI``: none) comes after the mapper's first flow there (pair label;
