@@ -478,15 +478,19 @@ def _wide_trace(seed: int):
     return _inst(coflows, ports)
 
 
-@pytest.mark.parametrize("seed", range(60))
-def test_pfp_repaired_matching_equals_the_twin_on_wider_fabrics(seed):
-    inst = _wide_trace(seed)
+def _assert_pfp_equals_twin(inst):
+    """The PFP kernel's start and finish times equal the quantum-by-quantum twin's."""
     params = CoflowSimParams()
     res = coflowsim(inst, "pfp", params=params)
     model = build_model(inst, params)
     start, finish = brute_simulate(model, "pfp")
     assert res.start[model.order].tolist() == start.tolist()
     assert res.finish[model.order].tolist() == finish.tolist()
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_pfp_repaired_matching_equals_the_twin_on_wider_fabrics(seed):
+    _assert_pfp_equals_twin(_wide_trace(seed))
 
 
 @pytest.mark.parametrize("seed", range(60, 90))
@@ -497,13 +501,7 @@ def test_pfp_with_room_for_one_freed_mapper_per_port_equals_the_twin(seed, monke
     from coflowopt.sim.coflowsim import pfp
 
     monkeypatch.setattr(pfp, "FREED_PER_PORT", 1)
-    inst = _wide_trace(seed)
-    params = CoflowSimParams()
-    res = coflowsim(inst, "pfp", params=params)
-    model = build_model(inst, params)
-    start, finish = brute_simulate(model, "pfp")
-    assert res.start[model.order].tolist() == start.tolist()
-    assert res.finish[model.order].tolist() == finish.tolist()
+    _assert_pfp_equals_twin(_wide_trace(seed))
 
 
 def _relabelled_cases():
@@ -524,13 +522,7 @@ def _relabelled_cases():
 def test_pfp_relabelled_list_keeps_the_matching(case):
     """A list relabelled while the repair's kept labels refer to it: against the twin.  Each
     case fails if the kernel leaves its kept label stale (checked by mutation)."""
-    inst = _inst(_relabelled_cases()[case], 4)
-    params = CoflowSimParams()
-    res = coflowsim(inst, "pfp", params=params)
-    model = build_model(inst, params)
-    start, finish = brute_simulate(model, "pfp")
-    assert res.start[model.order].tolist() == start.tolist()
-    assert res.finish[model.order].tolist() == finish.tolist()
+    _assert_pfp_equals_twin(_inst(_relabelled_cases()[case], 4))
 
 
 def test_pfp_next_waiting_port_hand_worked():
