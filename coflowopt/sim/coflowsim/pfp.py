@@ -42,9 +42,9 @@ from coflowopt.sim.coflowsim.stream import (
 from coflowopt.sim.events import iheap_pop, iheap_push
 from coflowopt.sim.segstore import new_store, put_segment
 
-__all__ = ["PFP_STEPS", "finish_quantum", "insert_ascending", "label_between", "link", "pfp_begin",
-           "pfp_close", "pfp_join", "pfp_retime", "pfp_settle", "rematch", "run_pfp",
-           "unlink"]
+__all__ = ["PFP_STEPS", "finish_quantum", "hand", "insert_ascending", "label_between", "link",
+           "next_waiting", "pfp_begin", "pfp_close", "pfp_join", "pfp_retime", "pfp_settle",
+           "relabelled", "rematch", "run_pfp", "unlink"]
 
 # order labels of a port's list: strictly increasing along it, inside (LO, HI)
 LO = -(1 << 61)
