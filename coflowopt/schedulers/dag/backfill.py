@@ -98,6 +98,9 @@ def _check_inputs(instance: Instance, base: SlotPlan, priority: np.ndarray,
     if base.flow.size and ((base.flow < 0) | (base.flow >= inst.n_flows)).any():
         i = int(np.flatnonzero((base.flow < 0) | (base.flow >= inst.n_flows))[0])
         raise ValueError(f"backfill: base piece {i} names flow {base.flow[i]}, out of range")
+    if base.start.size and int(base.start.min()) < 0:
+        i = int(np.argmin(base.start))
+        raise ValueError(f"backfill: base piece {i} starts at slot {base.start[i]}, before 0")
     served = np.bincount(base.flow, weights=base.length, minlength=inst.n_flows)
     short = np.flatnonzero(served < d)
     if short.size:
@@ -106,6 +109,46 @@ def _check_inputs(instance: Instance, base: SlotPlan, priority: np.ndarray,
                          f"{inst.coflow_id[inst.flow_coflow[f]]!s}) {int(served[f])} slots, "
                          f"it needs {int(d[f])}")
     return np.asarray(pr, dtype=np.float64), d, rel
+
+
+@njit(cache=True)
+def _start_flow_order(flow, start, length, n_flows, top, like):
+    """The pieces with ``length > 0`` ordered by (start, flow), ties in their given order: a
+    stable counting sort by flow, then one by start (``O(P + F + top)``; ``top`` bounds the
+    starts).  The order in ``like``'s dtype."""
+    cnt = np.zeros(n_flows + 1, np.int64)
+    n = 0
+    for i in range(flow.size):
+        if length[i] > 0:
+            cnt[flow[i] + 1] += 1
+            n += 1
+    for f in range(n_flows):
+        cnt[f + 1] += cnt[f]
+    by_flow = np.empty(n, like.dtype)
+    for i in range(flow.size):
+        if length[i] > 0:
+            by_flow[cnt[flow[i]]] = i
+            cnt[flow[i]] += 1
+    cnt = np.zeros(top + 1, np.int64)
+    for j in range(n):
+        cnt[start[by_flow[j]] + 1] += 1
+    for t in range(top):
+        cnt[t + 1] += cnt[t]
+    out = np.empty(n, like.dtype)
+    for j in range(n):
+        i = by_flow[j]
+        out[cnt[start[i]]] = i
+        cnt[start[i]] += 1
+    return out
+
+
+@njit(cache=True)
+def _gather(col, order, like):
+    """``col[order]`` in ``like``'s dtype, without an int64 temporary."""
+    out = np.empty(order.size, like.dtype)
+    for j in range(order.size):
+        out[j] = col[order[j]]
+    return out
 
 
 def _flow_rank(instance: Instance, cprio: np.ndarray) -> np.ndarray:
@@ -164,33 +207,31 @@ def backfill(instance: Instance, base: SlotPlan, priority: np.ndarray, demand: n
     npred = np.bincount(inst.starts_after[:, 1].astype(_I64), minlength=C).astype(_I64) \
         if inst.starts_after.size else np.zeros(C, dtype=_I64)
     rel_order = np.argsort(rel, kind="stable").astype(_I64)
-    # the base pieces by (start, flow): one argsort of a combined key where it fits, and one
-    # copy per column (tens of millions of pieces on a full trace)
-    keep = base.length > 0
-    bo = None if keep.all() else np.flatnonzero(keep)
-    del keep
-    b_fl = base.flow if bo is None else base.flow[bo]
-    b_st = base.start if bo is None else base.start[bo]
+    # the base pieces by (start, flow), ties in plan order: two stable counting sorts (by flow,
+    # then by start), then one gather per column, each of the plan's columns freed once
+    # gathered (tens of millions of pieces on a full trace; a combined-key argsort held the
+    # key, its order and its scratch beside the whole plan: the run's peak memory)
     F = inst.n_flows
-    if b_st.size and int(b_st.max()) < (2 ** 62) // max(F, 1) and int(b_st.min()) >= 0:
-        o = np.argsort(b_st * F + b_fl, kind="stable")
-    else:
-        o = np.lexsort((b_fl, b_st))
-    if bo is not None:
-        o = bo[o]
-    del bo, b_fl, b_st
-    # int32 columns where every slot fits (half the memory; the kernel widens on use)
-    small = bool(o.size) and int(base.start.max()) + int(base.length.max()) < 2 ** 31 - 1 \
-        and F < 2 ** 31
-    bt = np.int32 if small else _I64
-    b_flow, b_start, b_len = (np.empty(o.size, bt) for _ in range(3))
-    for a in range(0, o.size, 1 << 20):      # gathered a chunk at a time: no int64 copy
-        oc = o[a:a + (1 << 20)]
-        b_flow[a:a + oc.size] = base.flow[oc]
-        b_start[a:a + oc.size] = base.start[oc]
-        b_len[a:a + oc.size] = base.length[oc]
-    del o
+    flow_c, start_c, len_c = base.flow, base.start, base.length
     del base  # freed here when the caller handed over its only reference
+    n = flow_c.size
+    top = int(start_c.max()) + 1 if n else 1
+    small = bool(n) and top - 1 + int(len_c.max()) < 2 ** 31 - 1 and F < 2 ** 31 \
+        and n < 2 ** 31
+    bt = np.int32 if small else _I64
+    like = np.zeros(0, bt)
+    if top <= 4 * n + (1 << 20):
+        o = _start_flow_order(flow_c, start_c, len_c, F, top, like)
+    else:  # starts spread far apart: a lexsort instead of a count per slot
+        o = np.flatnonzero(len_c > 0)
+        o = o[np.lexsort((flow_c[o], start_c[o]))].astype(bt)
+    # int32 columns where every slot fits (half the memory; the kernel widens on use)
+    b_flow = _gather(flow_c, o, like)
+    del flow_c
+    b_start = _gather(start_c, o, like)
+    del start_c
+    b_len = _gather(len_c, o, like)
+    del len_c, o
     res = _bf_kernel(
         m, src, dst, d, fcof, prio, pair_of, pair_ptr, pair_flows, inp_ptr, inp_pairs,
         outp_ptr, outp_pairs, cf_ptr, cf_flows, np.asarray(sptr, dtype=_I64),

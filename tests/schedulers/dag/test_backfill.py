@@ -140,6 +140,39 @@ def test_bad_inputs_are_one_line_errors():
         backfill(inst, short, pr, d, rel)
     with pytest.raises(ValueError, match="engine"):
         backfill(inst, base, pr, d, rel, engine="slow")  # type: ignore[arg-type]
+    early = SlotPlan(base.flow, base.start - 1 - base.start.min(), base.length)
+    with pytest.raises(ValueError, match=r"base piece \d+ starts at slot -1, before 0"):
+        backfill(inst, early, pr, d, rel)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_base_order_equals_a_lexsort(seed):
+    """The kernel's base pieces by (start, flow), ties in plan order, empty pieces out: the two
+    counting sorts against numpy's lexsort (random pieces, many ties; int32 and int64
+    orders)."""
+    from coflowopt.schedulers.dag.backfill import _start_flow_order
+
+    rng = np.random.default_rng(seed)
+    n, F = 3000, 40
+    flow = rng.integers(0, F, n)
+    start = rng.integers(0, 60, n)
+    length = rng.integers(0, 3, n)           # a third empty
+    keep = np.flatnonzero(length > 0)
+    want = keep[np.lexsort((flow[keep], start[keep]))]
+    for dt in (np.int32, np.int64):
+        got = _start_flow_order(flow, start, length, F, int(start.max()) + 1, np.zeros(0, dt))
+        assert got.dtype == dt and got.tolist() == want.tolist()
+
+
+def test_base_with_a_far_piece_takes_the_lexsort_path():
+    """A redundant base piece 3 million slots out (its flow is done long before) sends the
+    base order through the lexsort path instead of a count per slot; the kernel skips the
+    piece, so the plan served is the one without it."""
+    inst, base, pr, d, rel = _setup(3, ports=(3, 4), jobs=(2, 3), max_coflows=4)
+    far = SlotPlan(np.r_[base.flow, base.flow[:1]], np.r_[base.start, 3_000_000],
+                   np.r_[base.length, 1])
+    a, b = backfill(inst, base, pr, d, rel), backfill(inst, far, pr, d, rel)
+    assert _cells(a) == _cells(b) and a.makespan == b.makespan
 
 
 def test_infeasible_base_is_refused():
