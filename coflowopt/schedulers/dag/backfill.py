@@ -115,7 +115,9 @@ def _check_inputs(instance: Instance, base: SlotPlan, priority: np.ndarray,
 def _start_flow_order(flow, start, length, n_flows, top, like):
     """The pieces with ``length > 0`` ordered by (start, flow), ties in their given order: a
     stable counting sort by flow, then one by start (``O(P + F + top)``; ``top`` bounds the
-    starts).  The order in ``like``'s dtype."""
+    starts).  The order in ``like``'s dtype.  Not ``slots.counting_sort`` twice: that one
+    sorts a key array, so the kept pieces' flows and starts would first be gathered into two
+    more arrays of the plan's size (the memory this saves), and its order is int32 only."""
     cnt = np.zeros(n_flows + 1, np.int64)
     n = 0
     for i in range(flow.size):

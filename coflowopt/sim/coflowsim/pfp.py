@@ -261,7 +261,8 @@ def rematch(at, flow_src, nx_d, served, x, d, tq, done, key, head, hm, bq, buf_i
     old rate, a flow that starts runs at full rate and is queued at its finishing quantum.
     ``at``: ``qn``, ports, buckets, full bytes per quantum, ``quantum_ms``, ``lean``, ZERO;
     ``inc``: labels, mapper owners, each port's front (its choice, or where the walk resumes;
-    -1: the end), the pair lists, the marks and their counters.  Returns ``(nseg, nsc)``.
+    -1: the end), the pair lists (with each pair's first label), the marks and their counters,
+    each front's label (``HI``: none).  Returns ``(nseg, nsc)``.
 
     Inlined into :func:`pfp_retime`, which binds its arrays outside any loop, so they reach
     the helpers inlined in its loop by plain copies that :mod:`coflowopt._jit` forwards
