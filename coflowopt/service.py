@@ -23,7 +23,8 @@ from coflowopt.validate import Tolerance, ValidSchedule
 __all__ = ["RunResult", "run"]
 
 _COUNTERS = ("events", "recomputations", "cascade_visits", "rate_changes", "engine",
-             "pair_visits", "fill_visits", "recompute_flows", "recompute_heads")
+             "pair_visits", "fill_visits", "recompute_flows", "recompute_heads",
+             "recompute_linked")
 
 
 @dataclass(frozen=True)

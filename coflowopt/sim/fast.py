@@ -44,9 +44,13 @@ of the same pair gets nothing from the greedy pass.  The port lists therefore ho
 pair's first unfinished flow (at most ``m`` per port); when it finishes, the pair's next flow
 enters the lists at its place with the residuals the old allocation left before it, and the
 cascade gives it its share.  On FB2010 this cut the cascade visits from 53 to 24 million
-(Sincronia).  The heaps have fixed sizes (completions and D-CLAS crossings are indexed heaps)
-and segments go to the chunked store of :mod:`coflowopt.sim.segstore`, so no array is
-reallocated inside the event loop.
+(Sincronia).  The pairs' chains (their listed flows in list order) outlive a full
+recomputation: the coflows listed before that keep their order in the new one (a longest
+such run; every one at an arrival under a fixed order) keep their flows' links, and only the
+others' and the new coflows' flows are linked in (:func:`_relist`: no random read of the pair
+table per listed flow; the same lists, so the same schedules).  The heaps have fixed sizes
+(completions and D-CLAS crossings are indexed heaps) and segments go to the chunked store of
+:mod:`coflowopt.sim.segstore`, so no array is reallocated inside the event loop.
 
 Varys reschedules (SEBF order and MADD reservations) at coflow arrivals and departures, as the
 Varys system does; at a flow completion its reservation is released and the freed bandwidth
@@ -408,6 +412,156 @@ def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, pr
 
 
 @njit(cache=True, inline="always")
+def _kept_order(act, rank, inlist, moved):
+    """The coflows of the last list that must move for the new order ``act``: the ones off a
+    longest run of them whose last ranks ``rank`` increase along ``act`` (patience sorting,
+    ``O(k log k)``), flagged in ``moved``.  The others keep their order, and with it every
+    pair chain among their flows, so :func:`_relist` links only the moved and the new
+    coflows' flows into the chains.  Returns the number moved, or -1 (nothing flagged) when
+    more than half of them move: then the list is rebuilt."""
+    k = 0
+    for i in range(act.size):
+        if inlist[act[i]]:
+            k += 1
+    if k == 0:
+        return 0
+    seq = np.empty(k, dtype=np.int64)  # the listed coflows' places in act
+    k = 0
+    for i in range(act.size):
+        if inlist[act[i]]:
+            seq[k] = i
+            k += 1
+    tail = np.empty(k, dtype=np.int64)  # tail[l]: the run of length l + 1 ending lowest
+    pred = np.empty(k, dtype=np.int64)
+    n = 0
+    for i in range(k):
+        x = rank[act[seq[i]]]
+        lo = 0
+        hi = n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if rank[act[seq[tail[mid]]]] < x:
+                lo = mid + 1
+            else:
+                hi = mid
+        pred[i] = tail[lo - 1] if lo > 0 else -1
+        tail[lo] = i
+        if lo == n:
+            n += 1
+    if 2 * (k - n) > k:
+        return -1
+    for i in range(k):
+        moved[act[seq[i]]] = True
+    i = tail[n - 1]
+    while i >= 0:
+        moved[act[seq[i]]] = False
+        i = pred[i]
+    return k - n
+
+
+@njit(cache=True, inline="always")
+def _unlink(f, pr, prv, nxt, head, pair):
+    """Take flow ``f`` out of its pair ``pr``'s chain; the next flow becomes the head when
+    ``f`` was it."""
+    a = prv[f]
+    b = nxt[f]
+    if a != -1:
+        nxt[a] = b
+    elif pair[pr, 2] == f:
+        pair[pr, 2] = b
+    if b != -1:
+        prv[b] = a
+        if a == -1:
+            head[b] = True
+    head[f] = False
+
+
+@njit(cache=True, inline="always")
+def _relist(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
+            finished, fin, n_fin, inlist, moved, lcap, plist_in, plist_out, cnt_in, cnt_out, hq):
+    """:func:`_build_lists` when most of the last list's coflows keep their order
+    (:func:`_kept_order`): the same list, chains, heads and port lists, but the pair chains are
+    kept; the flows finished at this event and the moved coflows' flows leave them (the
+    cascade took out the flows finished earlier), and only the moved and the new coflows'
+    flows are linked in, by list position.  Returns ``(cl, n_list, n_heads, n_linked)``."""
+    m = cnt_in.size
+    nc = act.size
+    for j in range(n_fin):
+        f = fin[j]
+        _unlink(f, src[f] * m + dst[f], prv, nxt, head, pair)
+    for j in range(nc):
+        c = act[j]
+        if moved[c]:
+            for i in range(ptr[c], live_end[c]):
+                f = live[i]
+                _unlink(f, src[f] * m + dst[f], prv, nxt, head, pair)
+    cl = np.zeros(nc + 1, dtype=np.int64)
+    n_list = 0
+    for j in range(nc):
+        c = act[j]
+        for i in range(ptr[c], live_end[c]):
+            f = live[i]
+            glist[n_list] = f
+            pos[f] = n_list
+            n_list += 1
+        cl[j + 1] = n_list
+    n_linked = 0
+    for j in range(nc):
+        c = act[j]
+        if inlist[c] and not moved[c]:
+            continue
+        moved[c] = False
+        for i in range(ptr[c], live_end[c]):
+            g = live[i]
+            n_linked += 1
+            pr = src[g] * m + dst[g]
+            h = pair[pr, 2]
+            if h != -1 and finished[h]:
+                h = -1  # left by a list rebuilt after h finished: the pair has no listed flow
+            if h == -1 or pos[h] > pos[g]:
+                nxt[g] = h
+                prv[g] = -1
+                head[g] = True
+                pair[pr, 2] = g
+                if h != -1:
+                    prv[h] = g
+                    head[h] = False
+            else:
+                a = h
+                while nxt[a] != -1 and pos[nxt[a]] < pos[g]:
+                    a = nxt[a]
+                b = nxt[a]
+                nxt[g] = b
+                prv[g] = a
+                nxt[a] = g
+                if b != -1:
+                    prv[b] = g
+                head[g] = False
+    cnt_in[:] = 0
+    cnt_out[:] = 0
+    n_heads = 0
+    for q in range(n_list):
+        f = glist[q]
+        s_, d_ = src[f], dst[f]
+        qp[q, 2] = s_
+        qp[q, 3] = d_
+        qx[q, 0] = 0.0
+        qx[q, 1] = 0.0
+        if head[f]:
+            hq[n_heads] = q
+            n_heads += 1
+            a = s_ * lcap + cnt_in[s_]
+            plist_in[a] = q
+            qp[q, 0] = a
+            cnt_in[s_] += 1
+            b = d_ * lcap + cnt_out[d_]
+            plist_out[b] = q
+            qp[q, 1] = b
+            cnt_out[d_] += 1
+    return cl, n_list, n_heads, n_linked
+
+
+@njit(cache=True, inline="always")
 def _madd(madd, cl, n_list, glist, src, dst, rem, r, load_in, load_out, capg_in, capg_out,
           cap_in, cap_out):
     """Varys's MADD reservations ``r`` (Chowdhury, Zhong and Stoica, SIGCOMM 2014:
@@ -740,6 +894,7 @@ class FastRun(NamedTuple):
     visits: int              #: cascade visits
     listed: int              #: flows listed by the full recomputations (their passes' work)
     heads: int               #: pair heads of those lists (the greedy and rate passes' work)
+    linked: int              #: flows linked into the pair chains (all listed when rebuilt)
 
 
 @njit(cache=True, nogil=True)
@@ -817,6 +972,11 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     n_events = 0
     n_full = n_visits = n_listed = 0  # counters: recomputations, cascade visits, flows listed
     n_headed = 0  # counter: pair heads the full recomputations' greedy passes visited
+    n_linked = 0  # counter: flows the full recomputations linked into the pair chains
+    # the last list's coflows and their ranks there (what keeps its order keeps its chains)
+    inlist = np.zeros(C, dtype=np.bool_)
+    rank = np.zeros(C, dtype=np.int64)
+    moved = np.zeros(C, dtype=np.bool_)
     hq = np.empty(max(min(F, m * m), 1), dtype=np.int32)  # the heads' list positions, in order
     full = False
     ports = Ports(lcap, cnt_in, cnt_out, cur_in, cur_out, plist_in, plist_out, res_in, res_out,
@@ -826,7 +986,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         # 1. progress, and the waiting thread's stop flag, once an event
         if progress_or_stop(kctl, t, t0, n_done, n_events):
             return FastRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns),
-                           STOPPED, n_events, n_full, n_visits, n_listed, n_headed)
+                           STOPPED, n_events, n_full, n_visits, n_listed, n_headed, n_linked)
         # 2. admissions at t
         while True:
             c, na = admit_next(ak, av, na, t)
@@ -854,11 +1014,24 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                                 ptr, order, weight, release, width, cap_in, cap_out, live,
                                 live_end, queue, entry, priority, table, scalars, scratch,
                                 iscratch, stats, use_rank, rankfn, cbh, keyfn)
-            cl, n_list, n_heads = _build_lists(act, ptr, live, live_end, src, dst, glist, pos,
-                                               qp, qx, nxt, prv, head, pair, n_full, lcap,
-                                               plist_in, plist_out, cnt_in, cnt_out, hq)
+            if refill and n_full > 1 and _kept_order(act, rank, inlist, moved) >= 0:
+                cl, n_list, n_heads, n_link = _relist(act, ptr, live, live_end, src, dst, glist,
+                                                      pos, qp, qx, nxt, prv, head, pair,
+                                                      finished, fin, n_fin, inlist, moved,
+                                                      lcap, plist_in, plist_out, cnt_in,
+                                                      cnt_out, hq)
+            else:
+                cl, n_list, n_heads = _build_lists(act, ptr, live, live_end, src, dst, glist,
+                                                   pos, qp, qx, nxt, prv, head, pair, n_full,
+                                                   lcap, plist_in, plist_out, cnt_in, cnt_out,
+                                                   hq)
+                n_link = n_list
+            for j in range(act.size):
+                inlist[act[j]] = True
+                rank[act[j]] = j
             n_listed += n_list
             n_headed += n_heads
+            n_linked += n_link
             _madd(madd, cl, n_list, glist, src, dst, rem, r, load_in, load_out, capg_in,
                   capg_out, cap_in, cap_out)
             _greedy(n_heads, hq, qp, qx, res_in, res_out, capg_in, capg_out, use_in, use_out,
@@ -952,7 +1125,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         tn = min(heap_top(qkey, nq), heap_top(ak, na), heap_top(tkey, nt))
         if tn == np.inf:
             return FastRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns),
-                           STALLED, n_events, n_full, n_visits, n_listed, n_headed)
+                           STALLED, n_events, n_full, n_visits, n_listed, n_headed, n_linked)
         bps, kk, t, tol = next_breakpoint(bps, kk, t, tn)
         # 5. flow and coflow completions (written out, as the cascade walk)
         while nq > 0 and qkey[0] <= t + tol:
@@ -991,7 +1164,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 n_re = _retime_all(t, active, csent, crate, ctl, flagged, retime, n_re)
     ns = _close_open(kk, x, opened, lean, vs, buf_i, buf_d, chunks_i, chunks_d, ns, bps)
     return FastRun(bps[: kk + 1], SegmentStore(buf_i, buf_d, chunks_i, chunks_d, ns), DONE,
-                   n_events, n_full, n_visits, n_listed, n_headed)
+                   n_events, n_full, n_visits, n_listed, n_headed, n_linked)
 
 
 def fast_simulate(instance: Instance, policy: EnginePolicy, *, refill: bool = True,
@@ -1052,7 +1225,8 @@ def fast_simulate(instance: Instance, policy: EnginePolicy, *, refill: bool = Tr
         raise SimulationError("the fast engine stalled: active coflows but no pending event")
     meta = {"events": int(run.events), "recomputations": int(run.recomputations),
             "refill": bool(refill), "cascade_visits": int(run.visits), "engine": "fast",
-            "recompute_flows": int(run.listed), "recompute_heads": int(run.heads)}
+            "recompute_flows": int(run.listed), "recompute_heads": int(run.heads),
+            "recompute_linked": int(run.linked)}
     store = run.store
     if check is not None:
         stream.finish(run.breakpoints, store.n, buffer=(store.buf_i, store.buf_d))

@@ -4,10 +4,12 @@ the greedy and rate passes.  Expected values hand-worked on tiny instances."""
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 import coflowopt as co
-from coflowopt import Fabric, Instance, metrics
+from coflowopt import CoflowSpec, Fabric, Instance, Tolerance, build_instance, metrics
+from coflowopt.sim import order_schedule
 
 
 def _overtaken() -> Instance:
@@ -29,6 +31,9 @@ def test_a_served_flow_overtaken_by_a_new_pair_head_stops_until_the_head_finishe
     assert res.counters["recomputations"] == 2
     assert res.counters["recompute_flows"] == 1 + 2
     assert res.valid.meta["recompute_heads"] == 1 + 1
+    # B's arrival keeps A's place among the coflows listed before (A alone): the pair chains
+    # are kept and only B's flow is linked in (ahead of A's flow, which stops being a head)
+    assert res.counters["recompute_linked"] == 1 + 1
 
 
 def test_a_fifo_order_keeps_the_served_flow_and_the_new_one_waits() -> None:
@@ -37,3 +42,86 @@ def test_a_fifo_order_keeps_the_served_flow_and_the_new_one_waits() -> None:
     res = co.run(_overtaken(), "fifo")
     assert metrics.cct(res.valid).tolist() == [4.0, 4.0]
     assert res.valid.meta["recompute_heads"] == 1 + 1
+
+
+@numba.njit
+def _least_remaining(s, c):
+    tot = 0.0
+    for i in range(s.ptr[c], s.ptr[c + 1]):
+        tot += s.remaining[s.order[i]]
+    return tot
+
+
+def _served_alone(coflows: list[list[float]], late: float, at: float) -> Instance:
+    """Every flow on its own ingress and egress port (capacity 1: each runs at rate 1 from its
+    release to its end); one coflow per list of flow volumes at t = 0, and one more flow of
+    ``late`` units released at ``at``."""
+    specs, p = [], 0
+    for vols in coflows:
+        specs.append(CoflowSpec([(p + i, p + i, v) for i, v in enumerate(vols)]))
+        p += len(vols)
+    specs.append(CoflowSpec([(p, p, late)], release=at))
+    return build_instance(p + 1, coflows=specs)
+
+
+def test_a_coflow_that_changes_places_is_relinked_the_others_keep_their_chains() -> None:
+    # least remaining first, re-ordered at arrivals and departures; A = 2 + 2 units, B = 3,
+    # C = 5 units at t = 1.5:
+    # t = 0    B (3) before A (4): first list, all 3 flows linked
+    # t = 1.5  A (1) before B (1.5) before C (5): of A and B, a longest run in their old order
+    #          is one coflow (B kept), so A's 2 flows and C's 1 are linked
+    # t = 2    A departs; B (1) before C (4.5), their order: nothing linked
+    # t = 3    B departs; C alone: nothing linked; C ends at 6.5
+    got = order_schedule(_served_alone([[2.0, 2.0], [3.0]], 5.0, 1.5), key=_least_remaining,
+                         check=Tolerance())
+    assert got.coflow_completion.tolist() == [2.0, 3.0, 6.5]
+    assert got.meta["recomputations"] == 4
+    assert got.meta["recompute_flows"] == 3 + 4 + 2 + 1
+    assert got.meta["recompute_linked"] == 3 + 3
+
+
+def test_the_list_is_rebuilt_when_most_listed_coflows_change_places() -> None:
+    # A = 3 x 2 units, B = 2 x 2.5, C = 4, D = 10 units at t = 1.5 (least remaining first):
+    # t = 0    C (4) before B (5) before A (6): first list, 6 flows linked
+    # t = 1.5  A (1.5) before B (2) before C (2.5) before D (10): the old order reversed, a
+    #          longest run keeps one of three, two move: rebuilt, all 7 flows linked
+    # t = 2, 2.5, 4: A, B, C depart, the others keep their order: nothing linked; D ends at
+    # 1.5 + 10 = 11.5
+    got = order_schedule(_served_alone([[2.0] * 3, [2.5] * 2, [4.0]], 10.0, 1.5),
+                         key=_least_remaining, check=Tolerance())
+    assert got.coflow_completion.tolist() == [2.0, 2.5, 4.0, 11.5]
+    assert got.meta["recomputations"] == 5
+    assert got.meta["recompute_flows"] == 6 + 7 + 4 + 2 + 1
+    assert got.meta["recompute_linked"] == 6 + 7
+
+
+def _longest_increasing(x: list[int]) -> int:
+    """Brute force O(k^2): the length of a longest strictly increasing subsequence."""
+    best = [1] * len(x)
+    for i in range(len(x)):
+        for j in range(i):
+            if x[j] < x[i]:
+                best[i] = max(best[i], best[j] + 1)
+    return max(best, default=0)
+
+
+def test_kept_order_keeps_a_longest_run_in_the_old_order() -> None:
+    from coflowopt.sim.fast import _kept_order
+
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        C = int(rng.integers(1, 12))
+        act = rng.permutation(C).astype(np.int64)
+        inlist = rng.random(C) < 0.7
+        rank = rng.permutation(C).astype(np.int64)  # distinct, as the last list's places
+        moved = np.zeros(C, dtype=np.bool_)
+        got = _kept_order(act, rank, inlist, moved)
+        old = [int(rank[c]) for c in act if inlist[c]]
+        lis = _longest_increasing(old)
+        if 2 * (len(old) - lis) > len(old):
+            assert got == -1 and not moved.any()
+            continue
+        assert got == len(old) - lis == int(moved.sum())
+        assert not moved[~inlist].any()
+        kept = [int(rank[c]) for c in act if inlist[c] and not moved[c]]
+        assert kept == sorted(kept) and len(kept) == lis
