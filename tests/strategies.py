@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+import numba
 import pytest
 from hypothesis import strategies as st
 
@@ -95,3 +96,13 @@ def join_touching_pieces(out: list[tuple[int, int, int]]) -> tuple[Any, Any, Any
             joined.append([f, s, n])
     a = np.array(joined, dtype=np.int64).reshape(-1, 3)
     return a[:, 0], a[:, 1], a[:, 2]
+
+
+@numba.njit
+def least_remaining(s, c):
+    """A compiled coflow key (:mod:`coflowopt.sim.policy`): least remaining bytes first, the
+    coflow's remaining volume."""
+    tot = 0.0
+    for i in range(s.ptr[c], s.ptr[c + 1]):
+        tot += s.remaining[s.order[i]]
+    return tot

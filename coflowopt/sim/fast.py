@@ -358,13 +358,9 @@ def _policy_order(t, active, admitted, track_sent, sent, src, dst, volume, rem, 
 
 
 @njit(cache=True, inline="always")
-def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
-                 stamp_id, lcap, plist_in, plist_out, cnt_in, cnt_out, hq):
-    """The priority list ``glist`` (the active coflows' unfinished flows in order), with each
-    coflow's range ``cl``; the pair chains, whose first flow (the pair's head) goes to the port
-    lists, and the heads' list positions ``hq`` in order (every other flow's greedy share is 0).
-    Returns ``(cl, n_list, n_heads)``."""
-    m = cnt_in.size
+def _positions(act, ptr, live, live_end, glist, pos):
+    """The priority list ``glist`` (the active coflows' unfinished flows in the order
+    ``act``), each flow's position ``pos``, and each coflow's range ``cl``: ``(cl, n_list)``."""
     nc = act.size
     cl = np.zeros(nc + 1, dtype=np.int64)
     n_list = 0
@@ -376,16 +372,52 @@ def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, pr
             pos[f] = n_list
             n_list += 1
         cl[j + 1] = n_list
+    return cl, n_list
+
+
+@njit(cache=True, inline="always")
+def _new_row(q, f, src, dst, qp, qx):
+    """List position ``q`` now holds flow ``f``: its ports, no greedy share yet (a head's is
+    set by :func:`_greedy`), not finished.  Returns the ports."""
+    s_, d_ = src[f], dst[f]
+    qp[q, 2] = s_
+    qp[q, 3] = d_
+    qx[q, 0] = 0.0
+    qx[q, 1] = 0.0
+    return s_, d_
+
+
+@njit(cache=True, inline="always")
+def _enlist_head(q, s_, d_, lcap, plist_in, plist_out, cnt_in, cnt_out, qp, hq, n_heads):
+    """List position ``q`` is a pair head: it goes last on its ports' lists (the list is
+    read in order) and on ``hq``; returns the heads' count."""
+    hq[n_heads] = q
+    a = s_ * lcap + cnt_in[s_]
+    plist_in[a] = q
+    qp[q, 0] = a
+    cnt_in[s_] += 1
+    b = d_ * lcap + cnt_out[d_]
+    plist_out[b] = q
+    qp[q, 1] = b
+    cnt_out[d_] += 1
+    return n_heads + 1
+
+
+@njit(cache=True, inline="always")
+def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
+                 stamp_id, lcap, plist_in, plist_out, cnt_in, cnt_out, hq):
+    """The priority list ``glist`` (the active coflows' unfinished flows in order), with each
+    coflow's range ``cl``; the pair chains, whose first flow (the pair's head) goes to the port
+    lists, and the heads' list positions ``hq`` in order (every other flow's greedy share is 0).
+    Returns ``(cl, n_list, n_heads)``."""
+    m = cnt_in.size
+    cl, n_list = _positions(act, ptr, live, live_end, glist, pos)
     cnt_in[:] = 0
     cnt_out[:] = 0
     n_heads = 0
     for q in range(n_list):
         f = glist[q]
-        s_, d_ = src[f], dst[f]
-        qp[q, 2] = s_
-        qp[q, 3] = d_
-        qx[q, 0] = 0.0  # the greedy share: a head's is set by _greedy
-        qx[q, 1] = 0.0
+        s_, d_ = _new_row(q, f, src, dst, qp, qx)
         pr = s_ * m + d_
         nxt[f] = -1
         if pair[pr, 0] != stamp_id:
@@ -393,16 +425,8 @@ def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, pr
             pair[pr, 2] = f
             prv[f] = -1
             head[f] = True
-            hq[n_heads] = q
-            n_heads += 1
-            a = s_ * lcap + cnt_in[s_]
-            plist_in[a] = q
-            qp[q, 0] = a
-            cnt_in[s_] += 1
-            b = d_ * lcap + cnt_out[d_]
-            plist_out[b] = q
-            qp[q, 1] = b
-            cnt_out[d_] += 1
+            n_heads = _enlist_head(q, s_, d_, lcap, plist_in, plist_out, cnt_in, cnt_out, qp,
+                                   hq, n_heads)
         else:
             head[f] = False
             prv[f] = pair[pr, 1]
@@ -412,23 +436,24 @@ def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, pr
 
 
 @njit(cache=True, inline="always")
-def _kept_order(act, rank, inlist, moved):
-    """The coflows of the last list that must move for the new order ``act``: the ones off a
-    longest run of them whose last ranks ``rank`` increase along ``act`` (patience sorting,
+def _kept_order(act, rank, moved):
+    """The coflows of the last list (``rank >= 0``: their places there) that must move for the
+    new order ``act``: the ones off a longest run of them whose ranks increase along ``act``
+    (patience sorting,
     ``O(k log k)``), flagged in ``moved``.  The others keep their order, and with it every
     pair chain among their flows, so :func:`_relist` links only the moved and the new
     coflows' flows into the chains.  Returns the number moved, or -1 (nothing flagged) when
     more than half of them move: then the list is rebuilt."""
     k = 0
     for i in range(act.size):
-        if inlist[act[i]]:
+        if rank[act[i]] >= 0:
             k += 1
     if k == 0:
         return 0
     seq = np.empty(k, dtype=np.int64)  # the listed coflows' places in act
     k = 0
     for i in range(act.size):
-        if inlist[act[i]]:
+        if rank[act[i]] >= 0:
             seq[k] = i
             k += 1
     tail = np.empty(k, dtype=np.int64)  # tail[l]: the run of length l + 1 ending lowest
@@ -478,7 +503,7 @@ def _unlink(f, pr, prv, nxt, head, pair):
 
 @njit(cache=True, inline="always")
 def _relist(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
-            finished, fin, n_fin, inlist, moved, lcap, plist_in, plist_out, cnt_in, cnt_out, hq):
+            finished, fin, n_fin, rank, moved, lcap, plist_in, plist_out, cnt_in, cnt_out, hq):
     """:func:`_build_lists` when most of the last list's coflows keep their order
     (:func:`_kept_order`): the same list, chains, heads and port lists, but the pair chains are
     kept; the flows finished at this event and the moved coflows' flows leave them (the
@@ -495,20 +520,11 @@ def _relist(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, he
             for i in range(ptr[c], live_end[c]):
                 f = live[i]
                 _unlink(f, src[f] * m + dst[f], prv, nxt, head, pair)
-    cl = np.zeros(nc + 1, dtype=np.int64)
-    n_list = 0
-    for j in range(nc):
-        c = act[j]
-        for i in range(ptr[c], live_end[c]):
-            f = live[i]
-            glist[n_list] = f
-            pos[f] = n_list
-            n_list += 1
-        cl[j + 1] = n_list
+    cl, n_list = _positions(act, ptr, live, live_end, glist, pos)
     n_linked = 0
     for j in range(nc):
         c = act[j]
-        if inlist[c] and not moved[c]:
+        if rank[c] >= 0 and not moved[c]:
             continue
         moved[c] = False
         for i in range(ptr[c], live_end[c]):
@@ -542,23 +558,35 @@ def _relist(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, he
     n_heads = 0
     for q in range(n_list):
         f = glist[q]
-        s_, d_ = src[f], dst[f]
-        qp[q, 2] = s_
-        qp[q, 3] = d_
-        qx[q, 0] = 0.0
-        qx[q, 1] = 0.0
+        s_, d_ = _new_row(q, f, src, dst, qp, qx)
         if head[f]:
-            hq[n_heads] = q
-            n_heads += 1
-            a = s_ * lcap + cnt_in[s_]
-            plist_in[a] = q
-            qp[q, 0] = a
-            cnt_in[s_] += 1
-            b = d_ * lcap + cnt_out[d_]
-            plist_out[b] = q
-            qp[q, 1] = b
-            cnt_out[d_] += 1
+            n_heads = _enlist_head(q, s_, d_, lcap, plist_in, plist_out, cnt_in, cnt_out, qp,
+                                   hq, n_heads)
     return cl, n_list, n_heads, n_linked
+
+
+@njit(cache=True, inline="always")
+def _list_step(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
+               finished, fin, n_fin, rank, moved, refill, n_full, lcap, plist_in, plist_out,
+               cnt_in, cnt_out, hq):
+    """The full recomputation's list for the order ``act``: relisted with the pair chains kept
+    (:func:`_relist`) when most of the last list's coflows keep their order, else rebuilt
+    (:func:`_build_lists`; the first list, or without the cascade that keeps the chains up to
+    date between recomputations); the list's coflows' ranks are remembered for the next.
+    Returns ``(cl, n_list, n_heads, n_linked)``."""
+    if refill and n_full > 1 and _kept_order(act, rank, moved) >= 0:
+        cl, n_list, n_heads, n_link = _relist(act, ptr, live, live_end, src, dst, glist, pos,
+                                              qp, qx, nxt, prv, head, pair, finished, fin,
+                                              n_fin, rank, moved, lcap, plist_in, plist_out,
+                                              cnt_in, cnt_out, hq)
+    else:
+        cl, n_list, n_heads = _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp,
+                                           qx, nxt, prv, head, pair, n_full, lcap, plist_in,
+                                           plist_out, cnt_in, cnt_out, hq)
+        n_link = n_list
+    for j in range(act.size):
+        rank[act[j]] = j
+    return cl, n_list, n_heads, n_link
 
 
 @njit(cache=True, inline="always")
@@ -840,7 +868,7 @@ def _close_open(kk, x, opened, lean, vs, buf_i, buf_d, chunks_i, chunks_d, ns, b
 
 
 @njit(cache=True)
-def _new_lists(F, m):
+def _new_lists(F, m, C):
     """The priority list's and the cascade's arrays, allocated once for :func:`_run` (see its
     unpacking there for the order)."""
     # port lists hold only pair heads (see the module docstring): at most one live and one
@@ -877,9 +905,14 @@ def _new_lists(F, m):
     # the cascade's heap of list positions: per port one cursor and one restart, and the
     # finished and new heads (at most one each per pair)
     wh = np.empty(4 * m + 2 * m * m + 16, dtype=np.int64)
+    hq = np.empty(max(min(F, m * m), 1), dtype=np.int32)  # the heads' list positions, in order
+    # per coflow: its rank in the last list (-1: never listed), and whether it moves in the
+    # next (what keeps its order keeps its pair chains: _kept_order)
+    rank = np.full(C, -1, dtype=np.int64)
+    moved = np.zeros(C, dtype=np.bool_)
     return (lcap, plist_in, cnt_in, res_in, res_out, stamp, plist_out, cnt_out, head, nxt, prv,
             pair, newh, glist, dcap_in, dcap_out, cur_in, cur_out, pm_in, pm_out,
-            tp_in, tp_out, wh)
+            tp_in, tp_out, wh, hq, rank, moved)
 
 
 class FastRun(NamedTuple):
@@ -943,7 +976,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     capg_out = cap_out.copy()
     (lcap, plist_in, cnt_in, res_in, res_out, stamp, plist_out, cnt_out, head, nxt, prv, pair,
      newh, glist, dcap_in, dcap_out, cur_in, cur_out, pm_in, pm_out, tp_in, tp_out,
-     wh) = _new_lists(F, m)
+     wh, hq, rank, moved) = _new_lists(F, m, C)
     n_list = 0
     # admissions (each coflow once); flow completions and D-CLAS crossings (indexed)
     ak, av, na = admission_heap(n_pred, release)
@@ -971,13 +1004,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     n_done = 0
     n_events = 0
     n_full = n_visits = n_listed = 0  # counters: recomputations, cascade visits, flows listed
-    n_headed = 0  # counter: pair heads the full recomputations' greedy passes visited
-    n_linked = 0  # counter: flows the full recomputations linked into the pair chains
-    # the last list's coflows and their ranks there (what keeps its order keeps its chains)
-    inlist = np.zeros(C, dtype=np.bool_)
-    rank = np.zeros(C, dtype=np.int64)
-    moved = np.zeros(C, dtype=np.bool_)
-    hq = np.empty(max(min(F, m * m), 1), dtype=np.int32)  # the heads' list positions, in order
+    n_headed = n_linked = 0  # counters: pair heads the greedy passes visited, flows linked
     full = False
     ports = Ports(lcap, cnt_in, cnt_out, cur_in, cur_out, plist_in, plist_out, res_in, res_out,
                   dcap_in, dcap_out, pm_in, pm_out, tp_in, tp_out)
@@ -1014,21 +1041,10 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                                 ptr, order, weight, release, width, cap_in, cap_out, live,
                                 live_end, queue, entry, priority, table, scalars, scratch,
                                 iscratch, stats, use_rank, rankfn, cbh, keyfn)
-            if refill and n_full > 1 and _kept_order(act, rank, inlist, moved) >= 0:
-                cl, n_list, n_heads, n_link = _relist(act, ptr, live, live_end, src, dst, glist,
-                                                      pos, qp, qx, nxt, prv, head, pair,
-                                                      finished, fin, n_fin, inlist, moved,
-                                                      lcap, plist_in, plist_out, cnt_in,
-                                                      cnt_out, hq)
-            else:
-                cl, n_list, n_heads = _build_lists(act, ptr, live, live_end, src, dst, glist,
-                                                   pos, qp, qx, nxt, prv, head, pair, n_full,
-                                                   lcap, plist_in, plist_out, cnt_in, cnt_out,
-                                                   hq)
-                n_link = n_list
-            for j in range(act.size):
-                inlist[act[j]] = True
-                rank[act[j]] = j
+            cl, n_list, n_heads, n_link = _list_step(
+                act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
+                finished, fin, n_fin, rank, moved, refill, n_full, lcap, plist_in, plist_out,
+                cnt_in, cnt_out, hq)
             n_listed += n_list
             n_headed += n_heads
             n_linked += n_link

@@ -4,8 +4,8 @@ the greedy and rate passes.  Expected values hand-worked on tiny instances."""
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+from strategies import least_remaining
 
 import coflowopt as co
 from coflowopt import CoflowSpec, Fabric, Instance, Tolerance, build_instance, metrics
@@ -44,14 +44,6 @@ def test_a_fifo_order_keeps_the_served_flow_and_the_new_one_waits() -> None:
     assert res.valid.meta["recompute_heads"] == 1 + 1
 
 
-@numba.njit
-def _least_remaining(s, c):
-    tot = 0.0
-    for i in range(s.ptr[c], s.ptr[c + 1]):
-        tot += s.remaining[s.order[i]]
-    return tot
-
-
 def _served_alone(coflows: list[list[float]], late: float, at: float) -> Instance:
     """Every flow on its own ingress and egress port (capacity 1: each runs at rate 1 from its
     release to its end); one coflow per list of flow volumes at t = 0, and one more flow of
@@ -72,7 +64,7 @@ def test_a_coflow_that_changes_places_is_relinked_the_others_keep_their_chains()
     #          is one coflow (B kept), so A's 2 flows and C's 1 are linked
     # t = 2    A departs; B (1) before C (4.5), their order: nothing linked
     # t = 3    B departs; C alone: nothing linked; C ends at 6.5
-    got = order_schedule(_served_alone([[2.0, 2.0], [3.0]], 5.0, 1.5), key=_least_remaining,
+    got = order_schedule(_served_alone([[2.0, 2.0], [3.0]], 5.0, 1.5), key=least_remaining,
                          check=Tolerance())
     assert got.coflow_completion.tolist() == [2.0, 3.0, 6.5]
     assert got.meta["recomputations"] == 4
@@ -88,7 +80,7 @@ def test_the_list_is_rebuilt_when_most_listed_coflows_change_places() -> None:
     # t = 2, 2.5, 4: A, B, C depart, the others keep their order: nothing linked; D ends at
     # 1.5 + 10 = 11.5
     got = order_schedule(_served_alone([[2.0] * 3, [2.5] * 2, [4.0]], 10.0, 1.5),
-                         key=_least_remaining, check=Tolerance())
+                         key=least_remaining, check=Tolerance())
     assert got.coflow_completion.tolist() == [2.0, 2.5, 4.0, 11.5]
     assert got.meta["recomputations"] == 5
     assert got.meta["recompute_flows"] == 6 + 7 + 4 + 2 + 1
@@ -113,9 +105,10 @@ def test_kept_order_keeps_a_longest_run_in_the_old_order() -> None:
         C = int(rng.integers(1, 12))
         act = rng.permutation(C).astype(np.int64)
         inlist = rng.random(C) < 0.7
-        rank = rng.permutation(C).astype(np.int64)  # distinct, as the last list's places
+        # distinct places in the last list, -1 for a coflow not in it
+        rank = np.where(inlist, rng.permutation(C), -1).astype(np.int64)
         moved = np.zeros(C, dtype=np.bool_)
-        got = _kept_order(act, rank, inlist, moved)
+        got = _kept_order(act, rank, moved)
         old = [int(rank[c]) for c in act if inlist[c]]
         lis = _longest_increasing(old)
         if 2 * (len(old) - lis) > len(old):

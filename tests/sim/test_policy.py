@@ -7,21 +7,12 @@ import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from strategies import instances
+from strategies import instances, least_remaining
 
 from coflowopt import CoflowSpec, Instance, Tolerance, ValidSchedule, build_instance, validate
 from coflowopt.sim import order_schedule
 from coflowopt.sim.policy import CompiledKey, compiled_key
 from coflowopt.sim.stepper import Stepper
-
-
-@numba.njit
-def least_remaining(s, c):
-    """Least remaining bytes first: the coflow's remaining volume."""
-    tot = 0.0
-    for i in range(s.ptr[c], s.ptr[c + 1]):
-        tot += s.remaining[s.order[i]]
-    return tot
 
 
 @numba.njit
