@@ -61,7 +61,8 @@ def test_a_coflow_that_changes_places_is_relinked_the_others_keep_their_chains()
     # C = 5 units at t = 1.5:
     # t = 0    B (3) before A (4): first list, all 3 flows linked
     # t = 1.5  A (1) before B (1.5) before C (5): of A and B, a longest run in their old order
-    #          is one coflow (B kept), so A's 2 flows and C's 1 are linked
+    #          is one coflow; patience sorting keeps the one whose old rank is lowest (B, 0),
+    #          so A's 2 flows and C's 1 are linked
     # t = 2    A departs; B (1) before C (4.5), their order: nothing linked
     # t = 3    B departs; C alone: nothing linked; C ends at 6.5
     got = order_schedule(_served_alone([[2.0, 2.0], [3.0]], 5.0, 1.5), key=least_remaining,
