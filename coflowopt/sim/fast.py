@@ -439,23 +439,18 @@ def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, pr
 def _kept_order(act, rank, moved):
     """The coflows of the last list (``rank >= 0``: their places there) that must move for the
     new order ``act``: the ones off a longest run of them whose ranks increase along ``act``
-    (patience sorting,
-    ``O(k log k)``), flagged in ``moved``.  The others keep their order, and with it every
-    pair chain among their flows, so :func:`_relist` links only the moved and the new
-    coflows' flows into the chains.  Returns the number moved, or -1 (nothing flagged) when
-    more than half of them move: then the list is rebuilt."""
-    k = 0
-    for i in range(act.size):
-        if rank[act[i]] >= 0:
-            k += 1
-    if k == 0:
-        return 0
-    seq = np.empty(k, dtype=np.int64)  # the listed coflows' places in act
+    (patience sorting, ``O(k log k)``), flagged in ``moved``.  The others keep their order,
+    and with it every pair chain among their flows, so :func:`_relist` links only the moved
+    and the new coflows' flows into the chains.  Returns the number moved, or -1 (nothing
+    flagged) when more than half of them move: then the list is rebuilt."""
+    seq = np.empty(act.size, dtype=np.int64)  # the listed coflows' places in act
     k = 0
     for i in range(act.size):
         if rank[act[i]] >= 0:
             seq[k] = i
             k += 1
+    if k == 0:
+        return 0
     tail = np.empty(k, dtype=np.int64)  # tail[l]: the run of length l + 1 ending lowest
     pred = np.empty(k, dtype=np.int64)
     n = 0
@@ -485,19 +480,26 @@ def _kept_order(act, rank, moved):
 
 
 @njit(cache=True, inline="always")
-def _unlink(f, pr, prv, nxt, head, pair):
-    """Take flow ``f`` out of its pair ``pr``'s chain; the next flow becomes the head when
-    ``f`` was it."""
+def _chain_out(f, pr, prv, nxt, pair):
+    """Take flow ``f`` out of its pair ``pr``'s chain (a chain's first flow is the pair's
+    ``pair[pr, 2]``); returns ``(prv[f], nxt[f])``."""
     a = prv[f]
     b = nxt[f]
     if a != -1:
         nxt[a] = b
-    elif pair[pr, 2] == f:
+    else:
         pair[pr, 2] = b
     if b != -1:
         prv[b] = a
-        if a == -1:
-            head[b] = True
+    return a, b
+
+
+@njit(cache=True, inline="always")
+def _unlink(f, pr, prv, nxt, head, pair):
+    """:func:`_chain_out`, and the next flow becomes the head when ``f`` was it."""
+    a, b = _chain_out(f, pr, prv, nxt, pair)
+    if b != -1 and a == -1:
+        head[b] = True
     head[f] = False
 
 
@@ -719,12 +721,7 @@ def _cascade_seed(fin, n_fin, stamp_id, src, dst, r, capg_in, capg_out, ports, q
             nw = _start_walk(d_, ports.lcap, ports.cnt_out, ports.cur_out, ports.plist_out, wh, nw)
         # unlink from the pair's chain; a finished head passes the pair to the next
         pr = s_ * m + d_
-        if prv[f] != -1:
-            nxt[prv[f]] = nxt[f]
-        else:
-            pair[pr, 2] = nxt[f]
-        if nxt[f] != -1:
-            prv[nxt[f]] = prv[f]
+        _chain_out(f, pr, prv, nxt, pair)
         if head[f]:
             nw = iheap_push(wh, nw, pos[f])
             newh[n_new] = pr  # one head per pair: m * m slots suffice
