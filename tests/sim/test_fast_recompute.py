@@ -119,3 +119,58 @@ def test_kept_order_keeps_a_longest_run_in_the_old_order() -> None:
         assert not moved[~inlist].any()
         kept = [int(rank[c]) for c in act if inlist[c] and not moved[c]]
         assert kept == sorted(kept) and len(kept) == lis
+
+
+def test_port_lists_with_buried_slots_follow_a_sorted_list_model() -> None:
+    # a finished head is buried in O(1) (its slot keeps ~position) and dropped by compaction;
+    # checked against a plain sorted list of the live positions and their residuals
+    from coflowopt.sim.fast import _bury, _compact_port, _insert, _live_before, _walk
+
+    rng = np.random.default_rng(11)
+    cap, p = 12, 1  # port 1's slots are 12..23 of a two-port table
+    for _ in range(200):
+        plist = np.full(2 * cap, -7, dtype=np.int32)
+        res = np.zeros(2 * cap)
+        cnt = np.zeros(2, dtype=np.int64)
+        qp = np.full((64, 2), -1, dtype=np.int32)
+        live: dict[int, float] = {}  # the model: live position -> its residual
+        free = list(rng.permutation(64))
+        for _ in range(30):
+            op = rng.random()
+            if op < 0.5 and cnt[p] < cap and free:
+                q = int(free.pop())
+                k = _insert(plist, res, cnt, qp, 1, p, cap, q)
+                res[k] = float(q) + 0.5
+                live[q] = float(q) + 0.5
+            elif op < 0.8 and live:
+                q = int(rng.choice(sorted(live)))
+                _bury(plist, qp, 1, q)
+                del live[q]
+            else:
+                _compact_port(plist, res, cnt, qp, 1, p, cap)
+                assert cnt[p] == len(live)  # nothing buried is left
+            slots = plist[p * cap: p * cap + cnt[p]]
+            alive = slots[slots >= 0]
+            assert alive.tolist() == sorted(live)
+            # the buried keep their order among the live (a walk passes them in place)
+            decoded = np.where(slots >= 0, slots, ~slots)
+            assert (np.diff(decoded) > 0).all()
+            for q, r in live.items():
+                a = int(qp[q, 1])
+                assert plist[a] == q and res[a] == r
+            # a walk from the port's first slot visits the live positions in order
+            cur = np.full(2, -1, dtype=np.int64)
+            seen: list[int] = []
+            idx = p * cap - 1
+            end = p * cap + int(cnt[p])
+            while True:
+                nq = _walk(p, idx, end, True, cur, plist)
+                if nq < 0:
+                    break
+                seen.append(int(nq))
+                idx = int(qp[nq, 1])
+            assert seen == sorted(live)
+            for a in range(p * cap, end):
+                j = _live_before(plist, a, p * cap)
+                before = [b for b in range(p * cap, a) if plist[b] >= 0]
+                assert j == (before[-1] if before else p * cap - 1)
