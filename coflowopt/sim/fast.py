@@ -44,7 +44,9 @@ of the same pair gets nothing from the greedy pass.  The port lists therefore ho
 pair's first unfinished flow (at most ``m`` per port); when it finishes, the pair's next flow
 enters the lists at its place with the residuals the old allocation left before it, and the
 cascade gives it its share.  On FB2010 this cut the cascade visits from 53 to 24 million
-(Sincronia).  The pairs' chains (their listed flows in list order) outlive a full
+(Sincronia).  A finished head leaves its port lists in ``O(1)``: its slot is buried
+(:func:`_bury`), the walks step over it, and a port is compacted once it holds more than ``m``
+slots.  The pairs' chains (their listed flows in list order) outlive a full
 recomputation: the coflows listed before that keep their order in the new one (a longest
 such run; every one at an arrival under a fixed order) keep their flows' links, and only the
 others' and the new coflows' flows are linked in (:func:`_relist`: no random read of the pair
