@@ -218,6 +218,8 @@ class Ports(NamedTuple):
     pm_out: np.ndarray
     tp_in: np.ndarray
     tp_out: np.ndarray
+    nb_in: np.ndarray
+    nb_out: np.ndarray
 
 
 @njit(cache=True, inline="always")
@@ -793,8 +795,10 @@ def _cascade_seed(fin, n_fin, stamp_id, src, dst, r, capg_in, capg_out, ports, q
 @njit(cache=True, inline="always")
 def _cascade_reset(n_tin, n_tout, ports, fin, n_fin, head, src, dst, pos, qp):
     """Cascade, last: reset the touched ports (so an event costs nothing per idle port), and
-    the finished heads leave the port lists (buried; a port holding more than ``m`` slots is
-    compacted, so the next cascade's new heads, at most one per pair, fit in its ``2 m + 2``)."""
+    the finished heads leave the port lists (buried; a port is compacted once half its slots
+    are buried, so a walk from its start passes at most as many buried slots as flows, or once
+    it holds more than ``m`` slots, so the next cascade's new heads, at most one per pair, fit
+    in its ``2 m + 2``)."""
     for j in range(n_tin):
         ports.dcap_in[ports.tp_in[j]] = 0.0
         ports.cur_in[ports.tp_in[j]] = -1
@@ -808,13 +812,17 @@ def _cascade_reset(n_tin, n_tout, ports, fin, n_fin, head, src, dst, pos, qp):
             head[f] = False
             _bury(ports.plist_in, qp, 0, pos[f])
             _bury(ports.plist_out, qp, 1, pos[f])
+            ports.nb_in[src[f]] += 1
+            ports.nb_out[dst[f]] += 1
     for j in range(n_fin):
         f = fin[j]
         s_, d_ = src[f], dst[f]
-        if ports.cnt_in[s_] > m:
+        if ports.cnt_in[s_] > m or 2 * ports.nb_in[s_] > ports.cnt_in[s_]:
             _compact_port(ports.plist_in, ports.res_in, ports.cnt_in, qp, 0, s_, ports.lcap)
-        if ports.cnt_out[d_] > m:
+            ports.nb_in[s_] = 0
+        if ports.cnt_out[d_] > m or 2 * ports.nb_out[d_] > ports.cnt_out[d_]:
             _compact_port(ports.plist_out, ports.res_out, ports.cnt_out, qp, 1, d_, ports.lcap)
+            ports.nb_out[d_] = 0
 
 
 @njit(cache=True, inline="always")
@@ -955,9 +963,13 @@ def _new_lists(F, m, C):
     # next (what keeps its order keeps its pair chains: _kept_order)
     rank = np.full(C, -1, dtype=np.int64)
     moved = np.zeros(C, dtype=np.bool_)
+    # per port: finished heads buried in its list since it was last compacted (a count left
+    # over from before a rebuilt list only makes the next compaction come early)
+    nb_in = np.zeros(m, dtype=np.int64)
+    nb_out = np.zeros(m, dtype=np.int64)
     return (lcap, plist_in, cnt_in, res_in, res_out, stamp, plist_out, cnt_out, head, nxt, prv,
             pair, newh, glist, dcap_in, dcap_out, cur_in, cur_out, pm_in, pm_out,
-            tp_in, tp_out, wh, hq, rank, moved)
+            tp_in, tp_out, wh, hq, rank, moved, nb_in, nb_out)
 
 
 class FastRun(NamedTuple):
@@ -1021,7 +1033,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     capg_out = cap_out.copy()
     (lcap, plist_in, cnt_in, res_in, res_out, stamp, plist_out, cnt_out, head, nxt, prv, pair,
      newh, glist, dcap_in, dcap_out, cur_in, cur_out, pm_in, pm_out, tp_in, tp_out,
-     wh, hq, rank, moved) = _new_lists(F, m, C)
+     wh, hq, rank, moved, nb_in, nb_out) = _new_lists(F, m, C)
     n_list = 0
     # admissions (each coflow once); flow completions and D-CLAS crossings (indexed)
     ak, av, na = admission_heap(n_pred, release)
@@ -1052,7 +1064,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     n_headed = n_linked = 0  # counters: pair heads the greedy passes visited, flows linked
     full = False
     ports = Ports(lcap, cnt_in, cnt_out, cur_in, cur_out, plist_in, plist_out, res_in, res_out,
-                  dcap_in, dcap_out, pm_in, pm_out, tp_in, tp_out)
+                  dcap_in, dcap_out, pm_in, pm_out, tp_in, tp_out, nb_in, nb_out)
     crossings = Crossings(tkey, theap, twhere)
     while n_done < C:
         # 1. progress, and the waiting thread's stop flag, once an event
