@@ -181,6 +181,19 @@ def _live_before(plist, a, base):
     return j
 
 
+@njit(cache=True, inline="always")
+def _enter_head(plist, res, cnt, qp, qx, col, p, cap, q, capg):
+    """List position ``q`` (a new pair head) enters port ``p``'s list with the residual the
+    flows before it left: the last one not buried, its residual less its share, else the
+    port's capacity ``capg``."""
+    a = _insert(plist, res, cnt, qp, col, p, cap, q)
+    j = _live_before(plist, a, p * cap)
+    if j < p * cap:
+        res[a] = capg
+    else:
+        res[a] = res[j] - qx[plist[j], 0]
+
+
 # -- the engine's steps (each inlined into _run: coflowopt._jit makes that free) --------------
 
 # A call of an inlined helper takes at most 30 arguments (CPython passes more as one *args
@@ -777,18 +790,10 @@ def _cascade_seed(fin, n_fin, stamp_id, src, dst, r, capg_in, capg_out, ports, q
         q = pos[g]
         qx[q, 0] = 0.0
         s_, d_ = src[g], dst[g]
-        a = _insert(ports.plist_in, ports.res_in, ports.cnt_in, qp, 0, s_, ports.lcap, q)
-        j = _live_before(ports.plist_in, a, s_ * ports.lcap)
-        if j < s_ * ports.lcap:
-            ports.res_in[a] = capg_in[s_]
-        else:
-            ports.res_in[a] = ports.res_in[j] - qx[ports.plist_in[j], 0]
-        b = _insert(ports.plist_out, ports.res_out, ports.cnt_out, qp, 1, d_, ports.lcap, q)
-        j = _live_before(ports.plist_out, b, d_ * ports.lcap)
-        if j < d_ * ports.lcap:
-            ports.res_out[b] = capg_out[d_]
-        else:
-            ports.res_out[b] = ports.res_out[j] - qx[ports.plist_out[j], 0]
+        _enter_head(ports.plist_in, ports.res_in, ports.cnt_in, qp, qx, 0, s_, ports.lcap, q,
+                    capg_in[s_])
+        _enter_head(ports.plist_out, ports.res_out, ports.cnt_out, qp, qx, 1, d_, ports.lcap, q,
+                    capg_out[d_])
         nw = iheap_push(wh, nw, q)
     return nw, n_tin, n_tout
 
