@@ -455,18 +455,22 @@ def _enlist_head(q, s_, d_, lcap, plist_in, plist_out, cnt_in, cnt_out, qp, hq, 
     return n_heads + 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
-                 stamp_id, lcap, plist_in, plist_out, cnt_in, cnt_out, hq):
+                 stamp_id, lcap, plist_in, plist_out, cnt_in, cnt_out, res_in, res_out, hq,
+                 capg_in, capg_out, x, vis, fuse):
     """The priority list ``glist`` (the active coflows' unfinished flows in order), with each
     coflow's range ``cl``; the pair chains, whose first flow (the pair's head) goes to the port
     lists, and the heads' list positions ``hq`` in order (every other flow's greedy share is 0).
-    Returns ``(cl, n_list, n_heads)``."""
+    With ``fuse`` (no MADD) the greedy step and the rate test as it goes
+    (:func:`_fused_share`).  Returns ``(cl, n_list, n_heads, n_vis)``."""
     m = cnt_in.size
+    use_in = np.zeros(m)
+    use_out = np.zeros(m)
     cl, n_list = _positions(act, ptr, live, live_end, glist, pos)
     cnt_in[:] = 0
     cnt_out[:] = 0
-    n_heads = 0
+    n_heads = n_vis = 0
     for q in range(n_list):
         f = glist[q]
         s_, d_ = _new_row(q, f, src, dst, qp, qx)
@@ -484,7 +488,10 @@ def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, pr
             prv[f] = pair[pr, 1]
             nxt[pair[pr, 1]] = f
         pair[pr, 1] = f
-    return cl, n_list, n_heads
+        if fuse:
+            n_vis = _fused_share(q, f, head[f], s_, d_, qp, qx, res_in, res_out, capg_in,
+                                 capg_out, use_in, use_out, x, vis, n_vis)
+    return cl, n_list, n_heads, n_vis
 
 
 @njit(cache=True, inline="always")
@@ -555,14 +562,16 @@ def _unlink(f, pr, prv, nxt, head, pair):
     head[f] = False
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _relist(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
-            finished, fin, n_fin, rank, moved, lcap, plist_in, plist_out, cnt_in, cnt_out, hq):
+            finished, fin, n_fin, rank, moved, lcap, plist_in, plist_out, cnt_in, cnt_out, res_in,
+            res_out, hq, capg_in, capg_out, x, vis, fuse):
     """:func:`_build_lists` when most of the last list's coflows keep their order
     (:func:`_kept_order`): the same list, chains, heads and port lists, but the pair chains are
     kept; the flows finished at this event and the moved coflows' flows leave them (the
     cascade took out the flows finished earlier), and only the moved and the new coflows'
-    flows are linked in, by list position.  Returns ``(cl, n_list, n_heads, n_linked)``."""
+    flows are linked in, by list position; with ``fuse``, as :func:`_build_lists`.  Returns
+    ``(cl, n_list, n_heads, n_linked, n_vis)``."""
     m = cnt_in.size
     nc = act.size
     for j in range(n_fin):
@@ -609,38 +618,52 @@ def _relist(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, he
                 head[g] = False
     cnt_in[:] = 0
     cnt_out[:] = 0
-    n_heads = 0
+    use_in = np.zeros(m)
+    use_out = np.zeros(m)
+    n_heads = n_vis = 0
     for q in range(n_list):
         f = glist[q]
         s_, d_ = _new_row(q, f, src, dst, qp, qx)
-        if head[f]:
+        h = head[f]
+        if h:
             n_heads = _enlist_head(q, s_, d_, lcap, plist_in, plist_out, cnt_in, cnt_out, qp,
                                    hq, n_heads)
-    return cl, n_list, n_heads, n_linked
+        if fuse:
+            n_vis = _fused_share(q, f, h, s_, d_, qp, qx, res_in, res_out, capg_in, capg_out,
+                                 use_in, use_out, x, vis, n_vis)
+    return cl, n_list, n_heads, n_linked, n_vis
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _list_step(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
                finished, fin, n_fin, rank, moved, refill, n_full, lcap, plist_in, plist_out,
-               cnt_in, cnt_out, hq):
+               cnt_in, cnt_out, res_in, res_out, hq, capg_in, capg_out, x, vis, fuse):
     """The full recomputation's list for the order ``act``: relisted with the pair chains kept
     (:func:`_relist`) when most of the last list's coflows keep their order, else rebuilt
     (:func:`_build_lists`; the first list, or without the cascade that keeps the chains up to
     date between recomputations); the list's coflows' ranks are remembered for the next.
-    Returns ``(cl, n_list, n_heads, n_linked)``."""
+    With ``fuse`` (no MADD) the greedy allocation and the rate pass's choice of positions are
+    made as the list is built (:func:`_fused_share`).  Returns
+    ``(cl, n_list, n_heads, n_linked, n_vis)``.
+
+    A compiled call, not inlined (it and the two list builds take more than the inliner's 30
+    arguments; one call per recomputation costs nothing measurable).  The port arrays stay
+    separate arguments: passed as the :class:`Ports` tuple, unpacked at the top, the whole
+    kernel ran 2-3x slower (4x trace: scf 24.3 against 11.6 s, fifo 70 against 24 s)."""
     if refill and n_full > 1 and _kept_order(act, rank, moved) >= 0:
-        cl, n_list, n_heads, n_link = _relist(act, ptr, live, live_end, src, dst, glist, pos,
-                                              qp, qx, nxt, prv, head, pair, finished, fin,
-                                              n_fin, rank, moved, lcap, plist_in, plist_out,
-                                              cnt_in, cnt_out, hq)
+        cl, n_list, n_heads, n_link, n_vis = _relist(
+            act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
+            finished, fin, n_fin, rank, moved, lcap, plist_in, plist_out, cnt_in, cnt_out, res_in,
+            res_out, hq, capg_in, capg_out, x, vis, fuse)
     else:
-        cl, n_list, n_heads = _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp,
-                                           qx, nxt, prv, head, pair, n_full, lcap, plist_in,
-                                           plist_out, cnt_in, cnt_out, hq)
+        cl, n_list, n_heads, n_vis = _build_lists(
+            act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair, n_full,
+            lcap, plist_in, plist_out, cnt_in, cnt_out, res_in, res_out, hq, capg_in, capg_out, x,
+            vis, fuse)
         n_link = n_list
     for j in range(act.size):
         rank[act[j]] = j
-    return cl, n_list, n_heads, n_link
+    return cl, n_list, n_heads, n_link, n_vis
 
 
 @njit(cache=True, inline="always")
@@ -689,55 +712,65 @@ def _madd(madd, cl, n_list, glist, src, dst, rem, r, load_in, load_out, capg_in,
 
 
 @njit(cache=True, inline="always")
-def _greedy(n_heads, hq, qp, qx, res_in, res_out, capg_in, capg_out, use_in, use_out, cap_in,
-            cap_out):
-    """The greedy pass over the pair heads ``hq`` (a flow behind its pair's head gets nothing:
-    one of its ports is full): each, in order, takes ``min(free ingress, free egress)`` of
-    what MADD left (its share in ``qx[., 0]``; the residuals it saw in ``res``, which the
-    cascade repairs from)."""
-    use_in[:] = 0.0
-    use_out[:] = 0.0
-    for k in range(n_heads):
-        q = hq[k]
-        s_, d_ = qp[q, 2], qp[q, 3]
-        a = qp[q, 0]
-        b = qp[q, 1]
-        res_in[a] = capg_in[s_] - use_in[s_]
-        res_out[b] = capg_out[d_] - use_out[d_]
-        v = min(res_in[a], res_out[b])
-        if v <= TINY * min(cap_in[s_], cap_out[d_]):
-            v = 0.0
-        qx[q, 0] = v
-        use_in[s_] += v
-        use_out[d_] += v
+def _share(q, s_, d_, qp, qx, res_in, res_out, capg_in, capg_out, use_in, use_out, cap_in,
+           cap_out):
+    """The greedy step of the pair head at list position ``q`` on ports ``(s_, d_)``: it takes
+    ``min(free ingress, free egress)`` of what MADD left (``capg - use``; nothing under the
+    threshold), its share in ``qx[q, 0]``; the residuals it saw go to its port-list slots
+    (``res``, which the cascade repairs from).  Returns the share."""
+    a = qp[q, 0]
+    b = qp[q, 1]
+    res_in[a] = capg_in[s_] - use_in[s_]
+    res_out[b] = capg_out[d_] - use_out[d_]
+    v = min(res_in[a], res_out[b])
+    if v <= TINY * min(cap_in[s_], cap_out[d_]):
+        v = 0.0
+    qx[q, 0] = v
+    use_in[s_] += v
+    use_out[d_] += v
+    return v
 
 
 @njit(cache=True, inline="always")
-def _rate_positions(madd, n_list, n_heads, hq, nq, qheap, head, pos):
-    """The list positions whose rate a full recomputation may change, in list order: with
-    MADD every flow (a reservation goes to every flow); else the pair heads and the flows
-    still served though no longer heads.  A skipped flow has ``x == 0`` and gets
-    ``r + share = 0 + 0``, so the rate loop would leave it unchanged."""
-    if madd:
-        return np.arange(n_list, dtype=np.int32)
-    extra = np.empty(nq, dtype=np.int32)
-    ne = 0
-    for i in range(nq):
-        f = qheap[i]
-        if not head[f]:
-            extra[ne] = pos[f]
-            ne += 1
-    extra = np.sort(extra[:ne])
-    vis = np.empty(n_heads + ne, dtype=np.int32)
-    i = j = 0
-    for k in range(n_heads + ne):
-        if j >= ne or (i < n_heads and hq[i] < extra[j]):
-            vis[k] = hq[i]
-            i += 1
-        else:
-            vis[k] = extra[j]
-            j += 1
-    return vis
+def _greedy(n_heads, hq, qp, qx, res_in, res_out, capg_in, capg_out, cap_in, cap_out):
+    """The greedy pass over the pair heads ``hq`` after MADD (:func:`_share` each, in list
+    order; a flow behind its pair's head gets nothing: one of its ports is full).  Without
+    MADD the list build runs it as it lists the heads (:func:`_fused_share`)."""
+    use_in = np.zeros(capg_in.size)
+    use_out = np.zeros(capg_out.size)
+    for k in range(n_heads):
+        q = hq[k]
+        _share(q, qp[q, 2], qp[q, 3], qp, qx, res_in, res_out, capg_in, capg_out, use_in,
+               use_out, cap_in, cap_out)
+
+
+@njit(cache=True, inline="always")
+def _fused_share(q, f, head, s_, d_, qp, qx, res_in, res_out, capg_in, capg_out, use_in,
+                 use_out, x, vis, n_vis):
+    """Without MADD, the greedy step and the rate pass's test at list position ``q`` (flow
+    ``f``), as the list is built: a pair head takes its share (:func:`_share`; the capacities
+    are the ports', so ``capg`` is both), every other flow gets 0; ``q`` goes on ``vis`` when
+    the new rate (``0 + share``, the share itself: it is 0.0 or above the threshold) differs
+    from ``x[f]``.  The same floats in the same order as a greedy pass over the heads followed
+    by a rate pass over the heads and the flows still served, one pass over the list instead
+    of three.  Returns the count on ``vis``."""
+    nx = 0.0
+    if head:
+        nx = _share(q, s_, d_, qp, qx, res_in, res_out, capg_in, capg_out, use_in, use_out,
+                    capg_in, capg_out)
+    if nx != x[f]:
+        vis[n_vis] = q
+        n_vis += 1
+    return n_vis
+
+
+@njit(cache=True, inline="always")
+def _all_positions(n_list, vis):
+    """With MADD the rate pass visits every list position (a reservation goes to every flow);
+    returns their count.  (Without MADD the list build chose them: :func:`_fused_share`.)"""
+    for q in range(n_list):
+        vis[q] = q
+    return n_list
 
 
 @njit(cache=True, inline="always")
@@ -1059,8 +1092,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     ns = 0
     load_in = np.zeros(m)
     load_out = np.zeros(m)
-    use_in = np.zeros(m)
-    use_out = np.zeros(m)
+    vis = np.empty(F, dtype=np.int32)  # the list positions whose rate a recomputation sets
     fin = np.empty(16, dtype=np.int64)
     n_fin = 0
     t = t0
@@ -1104,18 +1136,19 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                                 ptr, order, weight, release, width, cap_in, cap_out, live,
                                 live_end, queue, entry, priority, table, scalars, scratch,
                                 iscratch, stats, use_rank, rankfn, cbh, keyfn)
-            cl, n_list, n_heads, n_link = _list_step(
+            cl, n_list, n_heads, n_link, n_vis = _list_step(
                 act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
                 finished, fin, n_fin, rank, moved, refill, n_full, lcap, plist_in, plist_out,
-                cnt_in, cnt_out, hq)
+                cnt_in, cnt_out, res_in, res_out, hq, capg_in, capg_out, x, vis, not madd)
             n_listed += n_list
             n_headed += n_heads
             n_linked += n_link
             _madd(madd, cl, n_list, glist, src, dst, rem, r, load_in, load_out, capg_in,
                   capg_out, cap_in, cap_out)
-            _greedy(n_heads, hq, qp, qx, res_in, res_out, capg_in, capg_out, use_in, use_out,
-                    cap_in, cap_out)
-            for q in _rate_positions(madd, n_list, n_heads, hq, nq, qheap, head, pos):
+            if madd:  # else the list build ran the greedy and chose the positions (vis)
+                _greedy(n_heads, hq, qp, qx, res_in, res_out, capg_in, capg_out, cap_in, cap_out)
+                n_vis = _all_positions(n_list, vis)
+            for q in vis[:n_vis]:
                 f = glist[q]
                 nx = r[f] + qx[q, 0]
                 if nx != x[f]:
