@@ -26,7 +26,10 @@ order (coflow by coflow, flows in instance order inside a coflow), form one prio
 A policy with ``madd`` (Varys) first reserves MADD rates (``remaining / Gamma_j(Rem)``) coflow
 by coflow.  Then every flow, in list order, takes ``min(free ingress, free egress)`` of what is
 left: the order-preserving, work-conserving greedy allocation (``split="ordered"`` of
-:func:`coflowopt.sim.allocate.greedy`).
+:func:`coflowopt.sim.allocate.greedy`).  Without MADD the capacities are the ports', so the
+list build runs the greedy step and the rate pass's test as it lists each flow
+(:func:`_fused_share`): one pass over the list where there were three (the list, the greedy
+over the pair heads, the rates of the heads and of the flows still served).
 
 Events:
 
