@@ -650,9 +650,9 @@ def _list_step(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv,
     ``(cl, n_list, n_heads, n_linked, n_vis)``.
 
     A compiled call, not inlined (it and the two list builds take more than the inliner's 30
-    arguments; one call per recomputation costs nothing measurable).  The port arrays stay
-    separate arguments: passed as the :class:`Ports` tuple, unpacked at the top, the whole
-    kernel ran 2-3x slower (4x trace: scf 24.3 against 11.6 s, fifo 70 against 24 s)."""
+    arguments; one call per recomputation costs nothing measurable), with the port arrays as
+    separate arguments: a first version, inlined and passed the :class:`Ports` tuple, ran the
+    whole kernel 2-3x slower (4x trace: scf 24.3 against 11.6 s, fifo 70 against 24 s)."""
     if refill and n_full > 1 and _kept_order(act, rank, moved) >= 0:
         cl, n_list, n_heads, n_link, n_vis = _relist(
             act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
@@ -1095,7 +1095,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     ns = 0
     load_in = np.zeros(m)
     load_out = np.zeros(m)
-    vis = np.empty(F, dtype=np.int32)  # the list positions whose rate a recomputation sets
+    vis = np.empty(F, dtype=np.int32)  # the list positions a recomputation's rate loop visits
     fin = np.empty(16, dtype=np.int64)
     n_fin = 0
     t = t0
