@@ -176,6 +176,17 @@ def _compact_port(plist, res, cnt, qp, col, p, cap):
 
 
 @njit(cache=True, inline="always")
+def _compact_due(plist, res, cnt, nb, qp, col, p, cap, m):
+    """Compact port ``p``'s list (:func:`_compact_port`) once half its slots are buried
+    (``nb[p]``, counted since its last compaction: a walk from its start then passes at most
+    as many buried slots as flows) or it holds more than ``m`` slots (the next cascade's new
+    heads, at most one per pair, then fit in its ``2 m + 2``)."""
+    if cnt[p] > m or 2 * nb[p] > cnt[p]:
+        _compact_port(plist, res, cnt, qp, col, p, cap)
+        nb[p] = 0
+
+
+@njit(cache=True, inline="always")
 def _live_before(plist, a, base):
     """The last slot before ``a`` on its port that is not buried, or ``base - 1``."""
     j = a - 1
@@ -837,10 +848,8 @@ def _cascade_seed(fin, n_fin, stamp_id, src, dst, r, capg_in, capg_out, ports, q
 @njit(cache=True, inline="always")
 def _cascade_reset(n_tin, n_tout, ports, fin, n_fin, head, src, dst, pos, qp):
     """Cascade, last: reset the touched ports (so an event costs nothing per idle port), and
-    the finished heads leave the port lists (buried; a port is compacted once half its slots
-    are buried, so a walk from its start passes at most as many buried slots as flows, or once
-    it holds more than ``m`` slots, so the next cascade's new heads, at most one per pair, fit
-    in its ``2 m + 2``)."""
+    the finished heads leave the port lists (buried; their ports compacted when due,
+    :func:`_compact_due`)."""
     for j in range(n_tin):
         ports.dcap_in[ports.tp_in[j]] = 0.0
         ports.cur_in[ports.tp_in[j]] = -1
@@ -858,13 +867,10 @@ def _cascade_reset(n_tin, n_tout, ports, fin, n_fin, head, src, dst, pos, qp):
             ports.nb_out[dst[f]] += 1
     for j in range(n_fin):
         f = fin[j]
-        s_, d_ = src[f], dst[f]
-        if ports.cnt_in[s_] > m or 2 * ports.nb_in[s_] > ports.cnt_in[s_]:
-            _compact_port(ports.plist_in, ports.res_in, ports.cnt_in, qp, 0, s_, ports.lcap)
-            ports.nb_in[s_] = 0
-        if ports.cnt_out[d_] > m or 2 * ports.nb_out[d_] > ports.cnt_out[d_]:
-            _compact_port(ports.plist_out, ports.res_out, ports.cnt_out, qp, 1, d_, ports.lcap)
-            ports.nb_out[d_] = 0
+        _compact_due(ports.plist_in, ports.res_in, ports.cnt_in, ports.nb_in, qp, 0, src[f],
+                     ports.lcap, m)
+        _compact_due(ports.plist_out, ports.res_out, ports.cnt_out, ports.nb_out, qp, 1, dst[f],
+                     ports.lcap, m)
 
 
 @njit(cache=True, inline="always")
