@@ -125,13 +125,22 @@ TINY = 1e-12
 # port lists of 2 m + 2 slots per port, indexed by int32 slots (the cascade's position rows):
 # the most ports with m (2 m + 2) < 2**31
 MAX_PORTS = 32_767
+# a list position's row, one 64-byte cache line (``qp``: int32; ``qx``: the same row as
+# float64): int32 columns 0-3 its ingress and egress slots and ports, _STAMP the cascade's
+# visit stamp, _DONE the finished flag; float columns _EG its greedy share and _RES, _RES + 1
+# the residuals of its ingress and egress port left by the heads before it.  Everything a
+# cascade visit reads of a position is in its row (before: the position's two rows, the
+# residuals by port-list slot and a stamp by ingress slot, four lines at random places)
+_STAMP, _DONE = 4, 5
+_EG, _RES = 4, 5
+_STAMP_WRAP = 2**31 - 1  # int32 stamps
 
 
 @njit(cache=True, inline="always")
-def _insert(plist, res, cnt, qp, col, p, cap, q):
+def _insert(plist, cnt, qp, col, p, cap, q):
     """Put list position ``q`` into port ``p``'s list (slots ``p * cap ...``), keeping
-    priority order (a buried slot, :func:`_bury`, holds ``~position``); the per-slot residuals
-    ``res`` move with their flows, and ``qp[., col]`` follows each live position's slot."""
+    priority order (a buried slot, :func:`_bury`, holds ``~position``); ``qp[., col]``
+    follows each live position's slot."""
     base = p * cap
     k = base + cnt[p]
     while k > base:
@@ -139,7 +148,6 @@ def _insert(plist, res, cnt, qp, col, p, cap, q):
         if (g if g >= 0 else ~g) < q:
             break
         plist[k] = g
-        res[k] = res[k - 1]
         if g >= 0:
             qp[g, col] = k
         k -= 1
@@ -160,8 +168,8 @@ def _bury(plist, qp, col, q):
 
 
 @njit(cache=True, inline="always")
-def _compact_port(plist, res, cnt, qp, col, p, cap):
-    """Drop port ``p``'s buried slots (the others keep their order and residuals)."""
+def _compact_port(plist, cnt, qp, col, p, cap):
+    """Drop port ``p``'s buried slots (the others keep their order)."""
     base = p * cap
     w = base
     for j in range(base, base + cnt[p]):
@@ -169,20 +177,19 @@ def _compact_port(plist, res, cnt, qp, col, p, cap):
         if g >= 0:
             if w != j:
                 plist[w] = g
-                res[w] = res[j]
                 qp[g, col] = w
             w += 1
     cnt[p] = w - base
 
 
 @njit(cache=True, inline="always")
-def _compact_due(plist, res, cnt, nb, qp, col, p, cap, m):
+def _compact_due(plist, cnt, nb, qp, col, p, cap, m):
     """Compact port ``p``'s list (:func:`_compact_port`) once half its slots are buried
     (``nb[p]``, counted since its last compaction: a walk from its start then passes at most
     as many buried slots as flows) or it holds more than ``m`` slots (the next cascade's new
     heads, at most one per pair, then fit in its ``2 m + 2``)."""
     if cnt[p] > m or 2 * nb[p] > cnt[p]:
-        _compact_port(plist, res, cnt, qp, col, p, cap)
+        _compact_port(plist, cnt, qp, col, p, cap)
         nb[p] = 0
 
 
@@ -196,16 +203,17 @@ def _live_before(plist, a, base):
 
 
 @njit(cache=True, inline="always")
-def _enter_head(plist, res, cnt, qp, qx, col, p, cap, q, capg):
+def _enter_head(plist, cnt, qp, qx, col, p, cap, q, capg):
     """List position ``q`` (a new pair head) enters port ``p``'s list with the residual the
     flows before it left: the last one not buried, its residual less its share, else the
     port's capacity ``capg``."""
-    a = _insert(plist, res, cnt, qp, col, p, cap, q)
+    a = _insert(plist, cnt, qp, col, p, cap, q)
     j = _live_before(plist, a, p * cap)
     if j < p * cap:
-        res[a] = capg
+        qx[q, _RES + col] = capg
     else:
-        res[a] = res[j] - qx[plist[j], 0]
+        g = plist[j]
+        qx[q, _RES + col] = qx[g, _RES + col] - qx[g, _EG]
 
 
 # -- the engine's steps (each inlined into _run: coflowopt._jit makes that free) --------------
@@ -228,7 +236,7 @@ class Crossings(NamedTuple):
 
 class Ports(NamedTuple):
     """The cascade's port lists (ingress and egress): slots per port, counts, walkers, the
-    list positions, residuals, capacity changes, the ports touched by this cascade and the
+    list positions, capacity changes, the ports touched by this cascade and the
     heads buried per port since its last compaction."""
 
     lcap: int
@@ -238,8 +246,6 @@ class Ports(NamedTuple):
     cur_out: np.ndarray
     plist_in: np.ndarray
     plist_out: np.ndarray
-    res_in: np.ndarray
-    res_out: np.ndarray
     dcap_in: np.ndarray
     dcap_out: np.ndarray
     pm_in: np.ndarray
@@ -321,6 +327,19 @@ def _start_walk(p, cap, cnt, cur, plist, wh, nw):
         cur[p] = a
         nw = iheap_push(wh, nw, plist[a])
     return nw
+
+
+@njit(cache=True, inline="always")
+def _cascade_stamp(n_events, qp, pm_in, pm_out):
+    """The stamp of the cascade at event ``n_events``: ``n_events + 1`` modulo the int32
+    range, the stamps of the rows and ports cleared when it wraps (so no stale stamp
+    matches)."""
+    k = n_events % _STAMP_WRAP + 1
+    if k == 1 and n_events > 0:
+        qp[:, _STAMP] = 0
+        pm_in[:] = 0
+        pm_out[:] = 0
+    return k
 
 
 @njit(cache=True)
@@ -448,8 +467,8 @@ def _new_row(q, f, src, dst, qp, qx):
     s_, d_ = src[f], dst[f]
     qp[q, 2] = s_
     qp[q, 3] = d_
-    qx[q, 0] = 0.0
-    qx[q, 1] = 0.0
+    qp[q, _DONE] = 0
+    qx[q, _EG] = 0.0
     return s_, d_
 
 
@@ -471,8 +490,8 @@ def _enlist_head(q, s_, d_, lcap, plist_in, plist_out, cnt_in, cnt_out, qp, hq, 
 
 @njit(cache=True)
 def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
-                 stamp_id, lcap, plist_in, plist_out, cnt_in, cnt_out, res_in, res_out, hq,
-                 capg_in, capg_out, x, vis, fuse):
+                 stamp_id, lcap, plist_in, plist_out, cnt_in, cnt_out, hq, capg_in, capg_out,
+                 x, vis, fuse):
     """The priority list ``glist`` (the active coflows' unfinished flows in order), with each
     coflow's range ``cl``; the pair chains, whose first flow (the pair's head) goes to the port
     lists, and the heads' list positions ``hq`` in order (every other flow's greedy share is 0).
@@ -503,8 +522,8 @@ def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, pr
             nxt[pair[pr, 1]] = f
         pair[pr, 1] = f
         if fuse:
-            n_vis = _fused_share(q, f, head[f], s_, d_, qp, qx, res_in, res_out, capg_in,
-                                 capg_out, use_in, use_out, x, vis, n_vis)
+            n_vis = _fused_share(q, f, head[f], s_, d_, qp, qx, capg_in, capg_out, use_in,
+                                 use_out, x, vis, n_vis)
     return cl, n_list, n_heads, n_vis
 
 
@@ -578,8 +597,8 @@ def _unlink(f, pr, prv, nxt, head, pair):
 
 @njit(cache=True)
 def _relist(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
-            finished, fin, n_fin, rank, moved, lcap, plist_in, plist_out, cnt_in, cnt_out, res_in,
-            res_out, hq, capg_in, capg_out, x, vis, fuse):
+            finished, fin, n_fin, rank, moved, lcap, plist_in, plist_out, cnt_in, cnt_out, hq,
+            capg_in, capg_out, x, vis, fuse):
     """:func:`_build_lists` when most of the last list's coflows keep their order
     (:func:`_kept_order`): the same list, chains, heads and port lists, but the pair chains are
     kept; the flows finished at this event and the moved coflows' flows leave them (the
@@ -643,15 +662,15 @@ def _relist(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, he
             n_heads = _enlist_head(q, s_, d_, lcap, plist_in, plist_out, cnt_in, cnt_out, qp,
                                    hq, n_heads)
         if fuse:
-            n_vis = _fused_share(q, f, h, s_, d_, qp, qx, res_in, res_out, capg_in, capg_out,
-                                 use_in, use_out, x, vis, n_vis)
+            n_vis = _fused_share(q, f, h, s_, d_, qp, qx, capg_in, capg_out, use_in, use_out,
+                                 x, vis, n_vis)
     return cl, n_list, n_heads, n_linked, n_vis
 
 
 @njit(cache=True)
 def _list_step(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
                finished, fin, n_fin, rank, moved, refill, n_full, lcap, plist_in, plist_out,
-               cnt_in, cnt_out, res_in, res_out, hq, capg_in, capg_out, x, vis, fuse):
+               cnt_in, cnt_out, hq, capg_in, capg_out, x, vis, fuse):
     """The full recomputation's list for the order ``act``: relisted with the pair chains kept
     (:func:`_relist`) when most of the last list's coflows keep their order, else rebuilt
     (:func:`_build_lists`; the first list, or without the cascade that keeps the chains up to
@@ -667,13 +686,12 @@ def _list_step(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv,
     if refill and n_full > 1 and _kept_order(act, rank, moved) >= 0:
         cl, n_list, n_heads, n_link, n_vis = _relist(
             act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
-            finished, fin, n_fin, rank, moved, lcap, plist_in, plist_out, cnt_in, cnt_out, res_in,
-            res_out, hq, capg_in, capg_out, x, vis, fuse)
+            finished, fin, n_fin, rank, moved, lcap, plist_in, plist_out, cnt_in, cnt_out, hq,
+            capg_in, capg_out, x, vis, fuse)
     else:
         cl, n_list, n_heads, n_vis = _build_lists(
             act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair, n_full,
-            lcap, plist_in, plist_out, cnt_in, cnt_out, res_in, res_out, hq, capg_in, capg_out, x,
-            vis, fuse)
+            lcap, plist_in, plist_out, cnt_in, cnt_out, hq, capg_in, capg_out, x, vis, fuse)
         n_link = n_list
     for j in range(act.size):
         rank[act[j]] = j
@@ -726,27 +744,26 @@ def _madd(madd, cl, n_list, glist, src, dst, rem, r, load_in, load_out, capg_in,
 
 
 @njit(cache=True, inline="always")
-def _share(q, s_, d_, qp, qx, res_in, res_out, capg_in, capg_out, use_in, use_out, cap_in,
-           cap_out):
+def _share(q, s_, d_, qx, capg_in, capg_out, use_in, use_out, cap_in, cap_out):
     """The greedy step of the pair head at list position ``q`` on ports ``(s_, d_)``: it takes
     ``min(free ingress, free egress)`` of what MADD left (``capg - use``; nothing under the
-    threshold), its share in ``qx[q, 0]``; the residuals it saw go to its port-list slots
-    (``res``, which the cascade repairs from).  Returns the share."""
-    a = qp[q, 0]
-    b = qp[q, 1]
-    res_in[a] = capg_in[s_] - use_in[s_]
-    res_out[b] = capg_out[d_] - use_out[d_]
-    v = min(res_in[a], res_out[b])
+    threshold), its share in ``qx[q, _EG]``; the residuals it saw go to its row (``qx[q,
+    _RES]``, ``qx[q, _RES + 1]``, which the cascade repairs from).  Returns the share."""
+    r_in = capg_in[s_] - use_in[s_]
+    r_out = capg_out[d_] - use_out[d_]
+    qx[q, _RES] = r_in
+    qx[q, _RES + 1] = r_out
+    v = min(r_in, r_out)
     if v <= TINY * min(cap_in[s_], cap_out[d_]):
         v = 0.0
-    qx[q, 0] = v
+    qx[q, _EG] = v
     use_in[s_] += v
     use_out[d_] += v
     return v
 
 
 @njit(cache=True, inline="always")
-def _greedy(n_heads, hq, qp, qx, res_in, res_out, capg_in, capg_out, cap_in, cap_out):
+def _greedy(n_heads, hq, qp, qx, capg_in, capg_out, cap_in, cap_out):
     """The greedy pass over the pair heads ``hq`` after MADD (:func:`_share` each, in list
     order; a flow behind its pair's head gets nothing: one of its ports is full).  Without
     MADD the list build runs it as it lists the heads (:func:`_fused_share`)."""
@@ -754,13 +771,13 @@ def _greedy(n_heads, hq, qp, qx, res_in, res_out, capg_in, capg_out, cap_in, cap
     use_out = np.zeros(capg_out.size)
     for k in range(n_heads):
         q = hq[k]
-        _share(q, qp[q, 2], qp[q, 3], qp, qx, res_in, res_out, capg_in, capg_out, use_in,
-               use_out, cap_in, cap_out)
+        _share(q, qp[q, 2], qp[q, 3], qx, capg_in, capg_out, use_in, use_out, cap_in,
+               cap_out)
 
 
 @njit(cache=True, inline="always")
-def _fused_share(q, f, head, s_, d_, qp, qx, res_in, res_out, capg_in, capg_out, use_in,
-                 use_out, x, vis, n_vis):
+def _fused_share(q, f, head, s_, d_, qp, qx, capg_in, capg_out, use_in, use_out, x, vis,
+                 n_vis):
     """Without MADD, the greedy step and the rate pass's test at list position ``q`` (flow
     ``f``), as the list is built: a pair head takes its share (:func:`_share`; the capacities
     are the ports', so ``capg`` is both), every other flow gets 0; ``q`` goes on ``vis`` when
@@ -770,8 +787,7 @@ def _fused_share(q, f, head, s_, d_, qp, qx, res_in, res_out, capg_in, capg_out,
     of three.  Returns the count on ``vis``."""
     nx = 0.0
     if head:
-        nx = _share(q, s_, d_, qp, qx, res_in, res_out, capg_in, capg_out, use_in, use_out,
-                    capg_in, capg_out)
+        nx = _share(q, s_, d_, qx, capg_in, capg_out, use_in, use_out, capg_in, capg_out)
     if nx != x[f]:
         vis[n_vis] = q
         n_vis += 1
@@ -835,12 +851,10 @@ def _cascade_seed(fin, n_fin, stamp_id, src, dst, r, capg_in, capg_out, ports, q
         # above at a port's first flow stays there
         head[g] = True
         q = pos[g]
-        qx[q, 0] = 0.0
+        qx[q, _EG] = 0.0
         s_, d_ = src[g], dst[g]
-        _enter_head(ports.plist_in, ports.res_in, ports.cnt_in, qp, qx, 0, s_, ports.lcap, q,
-                    capg_in[s_])
-        _enter_head(ports.plist_out, ports.res_out, ports.cnt_out, qp, qx, 1, d_, ports.lcap, q,
-                    capg_out[d_])
+        _enter_head(ports.plist_in, ports.cnt_in, qp, qx, 0, s_, ports.lcap, q, capg_in[s_])
+        _enter_head(ports.plist_out, ports.cnt_out, qp, qx, 1, d_, ports.lcap, q, capg_out[d_])
         nw = iheap_push(wh, nw, q)
     return nw, n_tin, n_tout
 
@@ -867,10 +881,8 @@ def _cascade_reset(n_tin, n_tout, ports, fin, n_fin, head, src, dst, pos, qp):
             ports.nb_out[dst[f]] += 1
     for j in range(n_fin):
         f = fin[j]
-        _compact_due(ports.plist_in, ports.res_in, ports.cnt_in, ports.nb_in, qp, 0, src[f],
-                     ports.lcap, m)
-        _compact_due(ports.plist_out, ports.res_out, ports.cnt_out, ports.nb_out, qp, 1, dst[f],
-                     ports.lcap, m)
+        _compact_due(ports.plist_in, ports.cnt_in, ports.nb_in, qp, 0, src[f], ports.lcap, m)
+        _compact_due(ports.plist_out, ports.cnt_out, ports.nb_out, qp, 1, dst[f], ports.lcap, m)
 
 
 @njit(cache=True, inline="always")
@@ -977,11 +989,6 @@ def _new_lists(F, m, C):
     lcap = 2 * m + 2
     plist_in = np.empty(m * lcap, dtype=np.int32)  # list positions
     cnt_in = np.zeros(m, dtype=np.int64)
-    # per list slot: the residual of the port left by the flows before it (ingress, egress),
-    # and the cascade's visit stamp (by ingress slot)
-    res_in = np.zeros(m * lcap)
-    res_out = np.zeros(m * lcap)
-    stamp = np.zeros(m * lcap, dtype=np.int64)
     plist_out = np.empty(m * lcap, dtype=np.int32)
     cnt_out = np.zeros(m, dtype=np.int64)
     head = np.zeros(F, dtype=np.bool_)
@@ -1015,7 +1022,7 @@ def _new_lists(F, m, C):
     # over from before a rebuilt list only makes the next compaction come early)
     nb_in = np.zeros(m, dtype=np.int64)
     nb_out = np.zeros(m, dtype=np.int64)
-    return (lcap, plist_in, cnt_in, res_in, res_out, stamp, plist_out, cnt_out, head, nxt, prv,
+    return (lcap, plist_in, cnt_in, plist_out, cnt_out, head, nxt, prv,
             pair, newh, glist, dcap_in, dcap_out, cur_in, cur_out, pm_in, pm_out,
             tp_in, tp_out, wh, hq, rank, moved, nb_in, nb_out)
 
@@ -1054,12 +1061,11 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     sent = np.zeros(F if track_sent else 0)
     opened = np.zeros(F, dtype=np.int32)
     pos = np.zeros(F, dtype=np.int32)  # the flow's position in the priority list glist
-    # what the cascade reads of a head, by list position (the list is a few thousand heads
-    # among 706 K flows on FB2010: position rows stay in cache where flow-indexed arrays
-    # missed it at every visit): its ingress and egress list slots, its ports; its greedy
-    # share and a finished flag
-    qp = np.zeros((F, 4), dtype=np.int32)
-    qx = np.zeros((F, 2))
+    # what the cascade reads of a head, by list position, in one 64-byte row (_STAMP, _DONE,
+    # _EG, _RES): its ingress and egress list slots, its ports, the cascade's visit stamp, a
+    # finished flag and (the row read as floats, qx) its greedy share and residuals
+    qp = np.zeros((F, 16), dtype=np.int32)
+    qx = qp.view(np.float64)
     # coflow state
     left, live, live_end = _initial_live(ptr, order, volume, finished, rem)
     # the coflows whose live range may hold finished flows (compacted at the next recomputation)
@@ -1079,7 +1085,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     counter = 0
     capg_in = cap_in.copy()
     capg_out = cap_out.copy()
-    (lcap, plist_in, cnt_in, res_in, res_out, stamp, plist_out, cnt_out, head, nxt, prv, pair,
+    (lcap, plist_in, cnt_in, plist_out, cnt_out, head, nxt, prv, pair,
      newh, glist, dcap_in, dcap_out, cur_in, cur_out, pm_in, pm_out, tp_in, tp_out,
      wh, hq, rank, moved, nb_in, nb_out) = _new_lists(F, m, C)
     n_list = 0
@@ -1110,8 +1116,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     n_full = n_visits = n_listed = 0  # counters: recomputations, cascade visits, flows listed
     n_headed = n_linked = 0  # counters: pair heads the greedy passes visited, flows linked
     full = False
-    ports = Ports(lcap, cnt_in, cnt_out, cur_in, cur_out, plist_in, plist_out, res_in, res_out,
-                  dcap_in, dcap_out, pm_in, pm_out, tp_in, tp_out, nb_in, nb_out)
+    ports = Ports(lcap, cnt_in, cnt_out, cur_in, cur_out, plist_in, plist_out, dcap_in, dcap_out,
+                  pm_in, pm_out, tp_in, tp_out, nb_in, nb_out)
     crossings = Crossings(tkey, theap, twhere)
     while n_done < C:
         # 1. progress, and the waiting thread's stop flag, once an event
@@ -1148,18 +1154,18 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             cl, n_list, n_heads, n_link, n_vis = _list_step(
                 act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
                 finished, fin, n_fin, rank, moved, refill, n_full, lcap, plist_in, plist_out,
-                cnt_in, cnt_out, res_in, res_out, hq, capg_in, capg_out, x, vis, not madd)
+                cnt_in, cnt_out, hq, capg_in, capg_out, x, vis, not madd)
             n_listed += n_list
             n_headed += n_heads
             n_linked += n_link
             _madd(madd, cl, n_list, glist, src, dst, rem, r, load_in, load_out, capg_in,
                   capg_out, cap_in, cap_out)
             if madd:  # else the list build ran the greedy and chose the positions (vis)
-                _greedy(n_heads, hq, qp, qx, res_in, res_out, capg_in, capg_out, cap_in, cap_out)
+                _greedy(n_heads, hq, qp, qx, capg_in, capg_out, cap_in, cap_out)
                 n_vis = _all_positions(n_list, vis)
             for q in vis[:n_vis]:
                 f = glist[q]
-                nx = r[f] + qx[q, 0]
+                nx = r[f] + qx[q, _EG]
                 if nx != x[f]:
                     ns = record_rate(lean, buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk,
                                      x[f], nx)
@@ -1170,7 +1176,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
             full = False
         elif n_fin > 0 and refill:
             # ... or the cascade: repair the greedy allocation after flow completions
-            stamp_id = n_events + 1
+            stamp_id = _cascade_stamp(n_events, qp, pm_in, pm_out)
             nw, n_tin, n_tout = _cascade_seed(fin, n_fin, stamp_id, src, dst, r, capg_in,
                                               capg_out, ports, qp, qx, pos, head, prv, nxt, pair,
                                               newh, wh)
@@ -1183,10 +1189,10 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 else:
                     q = wh[0]
                     nw = iheap_pop(wh, nw)
-                a = qp[q, 0]
-                if stamp[a] == stamp_id:
+                if qp[q, _STAMP] == stamp_id:
                     continue
-                stamp[a] = stamp_id
+                qp[q, _STAMP] = stamp_id
+                a = qp[q, 0]
                 n_visits += 1
                 b = qp[q, 1]
                 s_, d_ = qp[q, 2], qp[q, 3]
@@ -1202,19 +1208,20 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     pm_out[d_] = stamp_id
                     tp_out[n_tout] = d_
                     n_tout += 1
-                res_in[a] += dcap_in[s_]
-                res_out[b] += dcap_out[d_]
-                done = qx[q, 1] != 0.0
+                r_in = qx[q, _RES] + dcap_in[s_]
+                r_out = qx[q, _RES + 1] + dcap_out[d_]
+                qx[q, _RES], qx[q, _RES + 1] = r_in, r_out
+                done = qp[q, _DONE] != 0
                 if done:
                     ne = 0.0
                 else:
-                    ne = min(res_in[a], res_out[b])
+                    ne = min(r_in, r_out)
                     if ne <= TINY * min(cap_in[s_], cap_out[d_]):
                         ne = 0.0
-                eg = qx[q, 0]
+                eg = qx[q, _EG]
                 dx = ne - eg
                 if abs(dx) > TINY * min(cap_in[s_], cap_out[d_]) or (ne == 0.0 and eg != 0.0):
-                    qx[q, 0] = ne
+                    qx[q, _EG] = ne
                     dcap_in[s_] -= dx
                     dcap_out[d_] -= dx
                     if not done:
@@ -1252,7 +1259,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         while nq > 0 and qkey[0] <= t + tol:
             f = qheap[0]
             finished[f] = True
-            qx[pos[f], 1] = 1.0
+            qp[pos[f], _DONE] = 1
             ns = record_rate(lean, buf_i, buf_d, chunks_i, chunks_d, ns, f, opened[f], kk, x[f],
                              0.0)
             if buffer_full(lean, ns):

@@ -123,31 +123,30 @@ def test_kept_order_keeps_a_longest_run_in_the_old_order() -> None:
 
 def test_port_lists_with_buried_slots_follow_a_sorted_list_model() -> None:
     # a finished head is buried in O(1) (its slot keeps ~position) and dropped by compaction;
-    # checked against a plain sorted list of the live positions and their residuals
+    # checked against a plain sorted list of the live positions
     from coflowopt.sim.fast import _bury, _compact_port, _insert, _live_before, _walk
 
     rng = np.random.default_rng(11)
     cap, p = 12, 1  # port 1's slots are 12..23 of a two-port table
     for _ in range(200):
         plist = np.full(2 * cap, -7, dtype=np.int32)
-        res = np.zeros(2 * cap)
         cnt = np.zeros(2, dtype=np.int64)
         qp = np.full((64, 2), -1, dtype=np.int32)
-        live: dict[int, float] = {}  # the model: live position -> its residual
+        live: set[int] = set()  # the model: the live positions
         free = list(rng.permutation(64))
         for _ in range(30):
             op = rng.random()
             if op < 0.5 and cnt[p] < cap and free:
                 q = int(free.pop())
-                k = _insert(plist, res, cnt, qp, 1, p, cap, q)
-                res[k] = float(q) + 0.5
-                live[q] = float(q) + 0.5
+                k = _insert(plist, cnt, qp, 1, p, cap, q)
+                assert plist[k] == q
+                live.add(q)
             elif op < 0.8 and live:
                 q = int(rng.choice(sorted(live)))
                 _bury(plist, qp, 1, q)
-                del live[q]
+                live.remove(q)
             else:
-                _compact_port(plist, res, cnt, qp, 1, p, cap)
+                _compact_port(plist, cnt, qp, 1, p, cap)
                 assert cnt[p] == len(live)  # nothing buried is left
             slots = plist[p * cap: p * cap + cnt[p]]
             alive = slots[slots >= 0]
@@ -155,9 +154,8 @@ def test_port_lists_with_buried_slots_follow_a_sorted_list_model() -> None:
             # the buried keep their order among the live (a walk passes them in place)
             decoded = np.where(slots >= 0, slots, ~slots)
             assert (np.diff(decoded) > 0).all()
-            for q, r in live.items():
-                a = int(qp[q, 1])
-                assert plist[a] == q and res[a] == r
+            for q in live:
+                assert plist[int(qp[q, 1])] == q  # each live position knows its slot
             # a walk from the port's first slot visits the live positions in order
             cur = np.full(2, -1, dtype=np.int64)
             seen: list[int] = []
@@ -174,3 +172,25 @@ def test_port_lists_with_buried_slots_follow_a_sorted_list_model() -> None:
                 j = _live_before(plist, a, p * cap)
                 before = [b for b in range(p * cap, a) if plist[b] >= 0]
                 assert j == (before[-1] if before else p * cap - 1)
+
+
+def test_cascade_stamps_wrap_with_the_old_stamps_cleared() -> None:
+    # the stamps live in int32 row columns: event n stamps n + 1 until the int32 range is
+    # used up; the event that wraps gets stamp 1 and clears every stored stamp, so a row or a
+    # port stamped 2**31 - 1 events before cannot pass for one stamped in this cascade
+    from coflowopt.sim.fast import _STAMP, _STAMP_WRAP, _cascade_stamp
+
+    qp = np.zeros((4, 16), dtype=np.int32)
+    pm_in, pm_out = np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64)
+    assert _cascade_stamp(0, qp, pm_in, pm_out) == 1
+    assert _cascade_stamp(41, qp, pm_in, pm_out) == 42
+    qp[:, _STAMP] = [1, 7, 2**31 - 1, 0]
+    qp[:, 0] = 9
+    pm_in[:] = [1, 5, 2**31 - 1]
+    pm_out[:] = [3, 1, 0]
+    assert _cascade_stamp(_STAMP_WRAP - 1, qp, pm_in, pm_out) == 2**31 - 1  # the last, no wrap
+    assert qp[:, _STAMP].tolist() == [1, 7, 2**31 - 1, 0]
+    assert _cascade_stamp(_STAMP_WRAP, qp, pm_in, pm_out) == 1
+    assert not qp[:, _STAMP].any() and not pm_in.any() and not pm_out.any()
+    assert (qp[:, 0] == 9).all()  # only the stamp column
+    assert _cascade_stamp(_STAMP_WRAP + 5, qp, pm_in, pm_out) == 6
