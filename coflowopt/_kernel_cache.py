@@ -31,6 +31,7 @@ __all__ = ["KERNEL_MODULES", "StampedLocator", "install", "sources_digest"]
 # the modules with compiled functions, relative to the package folder
 KERNEL_MODULES = (
     "_jit.py",
+    "_prefetch.py",
     "validate/__init__.py",
     "validate/stored.py",
     "validate/streamed.py",

@@ -11,15 +11,15 @@ from coflowopt._jit import forward_copies, njit
 from coflowopt.sim.fast import _walk as _walk_inline  # the fluid cascade's port walker
 
 
-def _loop(n, cur, plist):
+def _loop(n, cur, plist, qp):
     s = 0
     for i in range(n):
         p = i % cur.size
-        s += _walk_inline(p, cur[p], plist.size - 1, (i & 3) != 0, cur, plist)
+        s += _walk_inline(p, cur[p], plist.size - 1, (i & 3) != 0, cur, plist, qp)
     return s
 
 
-def _loop_by_hand(n, cur, plist):
+def _loop_by_hand(n, cur, plist, qp):
     s = 0
     for i in range(n):
         p = i % cur.size
@@ -70,7 +70,8 @@ def _last_before(nxt, head, limit):
 def _arrays():
     cur = np.zeros(7, dtype=np.int64)
     plist = (np.arange(41, dtype=np.int32) * 7) % 40  # list positions, as the cascade's lists
-    return cur, plist
+    qp = np.zeros((40, 2), dtype=np.int32)  # the positions' rows (the walker prefetches them)
+    return cur, plist, qp
 
 
 def _nrt_calls(dispatcher) -> int:

@@ -71,6 +71,7 @@ import numpy as np
 from numba import objmode
 
 from coflowopt._jit import njit
+from coflowopt._prefetch import prefetch_row
 from coflowopt.model import Instance
 from coflowopt.schedule import Schedule
 from coflowopt.sim.events import (
@@ -287,9 +288,11 @@ def _set_rate(f, nx, t, kk, fc, x, rem, tl, opened, qkey, qheap, qwhere, nq, cse
 
 
 @njit(cache=True, inline="always")
-def _walk(p, idx, pend, live, cur, plist):
+def _walk(p, idx, pend, live, cur, plist, qp):
     """Move port ``p``'s walker past list index ``idx`` (a flow just processed); returns the
-    list position to visit next on this port, or -1."""
+    list position to visit next on this port, or -1.  Its row and the next one's on the port
+    are prefetched (:func:`coflowopt._prefetch.prefetch_row`): a walk along one port then
+    loads the next row while it visits this one."""
     if cur[p] == idx or cur[p] == -1:
         if live:
             j = idx + 1
@@ -297,6 +300,9 @@ def _walk(p, idx, pend, live, cur, plist):
                 j += 1
             if j < pend:
                 cur[p] = j
+                prefetch_row(qp, plist[j])
+                if j + 1 < pend and plist[j + 1] >= 0:
+                    prefetch_row(qp, plist[j + 1])
                 return plist[j]
         cur[p] = -1
     return -1
@@ -1236,9 +1242,9 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                 live_in = abs(dcap_in[s_]) > TINY * cap_in[s_]
                 live_out = abs(dcap_out[d_]) > TINY * cap_out[d_]
                 top, nw = _offer(top, _walk(s_, a, s_ * lcap + cnt_in[s_], live_in, cur_in,
-                                            plist_in), wh, nw)
+                                            plist_in, qp), wh, nw)
                 top, nw = _offer(top, _walk(d_, b, d_ * lcap + cnt_out[d_], live_out, cur_out,
-                                            plist_out), wh, nw)
+                                            plist_out, qp), wh, nw)
                 if not live_in:
                     dcap_in[s_] = 0.0
                 if not live_out:

@@ -162,7 +162,7 @@ def test_port_lists_with_buried_slots_follow_a_sorted_list_model() -> None:
             idx = p * cap - 1
             end = p * cap + int(cnt[p])
             while True:
-                nq = _walk(p, idx, end, True, cur, plist)
+                nq = _walk(p, idx, end, True, cur, plist, qp)
                 if nq < 0:
                     break
                 seen.append(int(nq))
