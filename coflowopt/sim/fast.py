@@ -528,8 +528,8 @@ def _build_lists(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, pr
             nxt[pair[pr, 1]] = f
         pair[pr, 1] = f
         if fuse:
-            n_vis = _fused_share(q, f, head[f], s_, d_, qp, qx, capg_in, capg_out, use_in,
-                                 use_out, x, vis, n_vis)
+            n_vis = _fused_share(q, f, head[f], s_, d_, qx, capg_in, capg_out, use_in, use_out,
+                                 x, vis, n_vis)
     return cl, n_list, n_heads, n_vis
 
 
@@ -668,8 +668,8 @@ def _relist(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, he
             n_heads = _enlist_head(q, s_, d_, lcap, plist_in, plist_out, cnt_in, cnt_out, qp,
                                    hq, n_heads)
         if fuse:
-            n_vis = _fused_share(q, f, h, s_, d_, qp, qx, capg_in, capg_out, use_in, use_out,
-                                 x, vis, n_vis)
+            n_vis = _fused_share(q, f, h, s_, d_, qx, capg_in, capg_out, use_in, use_out, x,
+                                 vis, n_vis)
     return cl, n_list, n_heads, n_linked, n_vis
 
 
@@ -782,8 +782,7 @@ def _greedy(n_heads, hq, qp, qx, capg_in, capg_out, cap_in, cap_out):
 
 
 @njit(cache=True, inline="always")
-def _fused_share(q, f, head, s_, d_, qp, qx, capg_in, capg_out, use_in, use_out, x, vis,
-                 n_vis):
+def _fused_share(q, f, head, s_, d_, qx, capg_in, capg_out, use_in, use_out, x, vis, n_vis):
     """Without MADD, the greedy step and the rate pass's test at list position ``q`` (flow
     ``f``), as the list is built: a pair head takes its share (:func:`_share`; the capacities
     are the ports', so ``capg`` is both), every other flow gets 0; ``q`` goes on ``vis`` when
