@@ -10,14 +10,14 @@ cannot name) with every function of every loaded kernel, then runs ``SCHEDULER``
 ``TRACE`` (any trace or instance file ``coflowopt run`` reads) and prints its CPU time and
 counters.
 
-A kernel's functions are found in its cache entry (the newest ``.nbc`` file of the kernel, an
-ELF object): numba links the functions a kernel calls into the kernel's object, so ``nm`` on
-that object lists them (``W``: weak symbols, numba's way of linking them), and each one's
-address is the kernel's loaded address plus its offset from the kernel in the object.  Only
-kernels loaded in this process are mapped (the first run loads them); the numbers after a
-kernel's name in ``perf report`` are its own time, its callees inlined into it.  Instruction
-level: ``objdump -d`` the same object and subtract the symbol's address from a sample's
-(``perf script -F ip``).  Needs ``perf`` and ``nm`` (binutils).
+A kernel's functions are found in its cache entry (the ``.nbc`` file, an ELF object, that
+defines the loaded overload's symbol): numba links the functions a kernel calls into the
+kernel's object, so ``nm`` on that object lists them (``W``: weak symbols, numba's way of
+linking them), and each one's address is the kernel's loaded address plus its offset from the
+kernel in the object. Only kernels loaded in this process are mapped (the first run loads
+them); the numbers after a kernel's name in ``perf report`` are its own time, its callees
+inlined into it. Instruction level: ``objdump -d`` the same object and subtract the symbol's
+address from a sample's (``perf script -F ip``). Needs ``perf`` and ``nm`` (binutils).
 """
 
 from __future__ import annotations
@@ -72,26 +72,23 @@ def kernel_map() -> list[tuple[int, int, str]]:
         for attr, disp in list(vars(mod).items()):
             if not isinstance(disp, CPUDispatcher) or not disp.overloads:
                 continue
-            files = sorted(cache.glob(f"{mname.rsplit('.', 1)[-1]}.{attr}-*.nbc"),
-                           key=lambda f: f.stat().st_mtime)
-            if not files:
-                continue
-            blob = files[-1].read_bytes()
-            start = blob.find(b"\x7fELF")
-            if start < 0:
-                continue
-            syms = _symbols(blob[start:])
-            names = _short([n for _, _, n in syms])
-            for cres in disp.overloads.values():
-                main = cres.fndesc.llvm_func_name
-                anchors = [o for o, _, n in syms if n == main]  # the kernel itself
-                if not anchors:
-                    continue  # an older cache entry than the one loaded
-                addr = cres.library.get_pointer_to_function(main)
-                for (off, size, raw), name in zip(syms, names, strict=True):
+            mains = {cres.fndesc.llvm_func_name: cres for cres in disp.overloads.values()}
+            # one entry per signature, stale ones from older sources beside them: each loaded
+            # overload is the entry that defines its symbol
+            for path in cache.glob(f"{mname.rsplit('.', 1)[-1]}.{attr}-*.nbc"):
+                blob = path.read_bytes()
+                start = blob.find(b"\x7fELF")
+                syms = _symbols(blob[start:]) if start >= 0 else []
+                hits = [(o, n) for o, _, n in syms if n in mains]
+                if not hits:
+                    continue
+                off0, main = hits[0]
+                addr = mains.pop(main).library.get_pointer_to_function(main)
+                for (off, size, raw), name in zip(syms, _short([n for _, _, n in syms]),
+                                                  strict=True):
                     if name.startswith("_ZN"):  # c++filt leaves numba's own names mangled
                         name = f"{mname}.{attr}" + ("" if raw == main else " (wrapper)")
-                    entries.add((addr + off - anchors[0], max(size, 1), name))
+                    entries.add((addr + off - off0, max(size, 1), name))
     return sorted(entries)
 
 
