@@ -1066,9 +1066,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     sent = np.zeros(F if track_sent else 0)
     opened = np.zeros(F, dtype=np.int32)
     pos = np.zeros(F, dtype=np.int32)  # the flow's position in the priority list glist
-    # what the cascade reads of a head, by list position, in one 64-byte row (_STAMP, _DONE,
-    # _EG, _RES): its ingress and egress list slots, its ports, the cascade's visit stamp, a
-    # finished flag and (the row read as floats, qx) its greedy share and residuals
+    # one 64-byte row per list position, ``qx`` the same rows as float64 (layout: _STAMP above)
     qp = np.zeros((F, 16), dtype=np.int32)
     qx = qp.view(np.float64)
     # coflow state

@@ -194,3 +194,29 @@ def test_cascade_stamps_wrap_with_the_old_stamps_cleared() -> None:
     assert not qp[:, _STAMP].any() and not pm_in.any() and not pm_out.any()
     assert (qp[:, 0] == 9).all()  # only the stamp column
     assert _cascade_stamp(_STAMP_WRAP + 5, qp, pm_in, pm_out) == 6
+
+
+def test_a_new_head_takes_the_residual_its_live_predecessor_left() -> None:
+    # by hand, on port 1's egress list (column 1 of the rows): heads at positions 5 (residual
+    # 0.8 before it, share 0.3) and 9 (0.5, 0.2); 9 finishes and is buried.  Position 12
+    # enters after them: its live predecessor is 5, so it sees 0.8 - 0.3 = 0.5 (9 is skipped).
+    # Position 2 enters first on the port: nothing before it, so the port's capacity, 1.0.
+    # The ingress residual (column 0) is not touched.
+    from coflowopt.sim.fast import _EG, _RES, _bury, _enter_head, _insert
+
+    cap, p = 12, 1
+    plist = np.full(2 * cap, -7, dtype=np.int32)
+    cnt = np.zeros(2, dtype=np.int64)
+    qp = np.zeros((16, 16), dtype=np.int32)
+    qx = qp.view(np.float64)
+    qx[:, _RES] = -7.0
+    for q, res, share in [(5, 0.8, 0.3), (9, 0.5, 0.2)]:
+        _insert(plist, cnt, qp, 1, p, cap, q)
+        qx[q, _RES + 1], qx[q, _EG] = res, share
+    _bury(plist, qp, 1, 9)
+    _enter_head(plist, cnt, qp, qx, 1, p, cap, 12, 1.0)
+    assert qx[12, _RES + 1] == 0.8 - 0.3
+    _enter_head(plist, cnt, qp, qx, 1, p, cap, 2, 1.0)
+    assert qx[2, _RES + 1] == 1.0
+    assert plist[p * cap: p * cap + cnt[p]].tolist() == [2, 5, ~9, 12]
+    assert (qx[:, _RES] == -7.0).all()
