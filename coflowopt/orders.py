@@ -162,6 +162,9 @@ def bssi_sparse_order(rptr, rcol, rval, ncol, w):
         tree[size + q] = q
     for x in range(size - 1, 0, -1):
         tree[x] = _better(load, tree[2 * x], tree[2 * x + 1])
+    mark = np.full(size, -1, dtype=np.int64)  # the step that last queued an inner node
+    up = np.empty(size, dtype=np.int64)
+    up2 = np.empty(size, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
     wp = w.copy()
     sigma = np.empty(n, dtype=np.int64)
@@ -192,13 +195,30 @@ def bssi_sparse_order(rptr, rcol, rval, ncol, w):
             if alive[j] and j != best and cval[e] > 0.0:
                 wp[j] -= wp[best] * cval[e] / pb
         alive[best] = False
+        # the tree renewed level by level, each node once after its children (a node is the
+        # same function of the loads in any update order, so this is the per-leaf walk's
+        # tree): a wide coflow's ports share their upper ancestors
+        nu = 0
         for e in range(rptr[best], rptr[best + 1]):
             q = rcol[e]
             load[q] -= rval[e]
             x = (size + q) >> 1
-            while x >= 1:
+            if x >= 1 and mark[x] != k:
+                mark[x] = k
+                up[nu] = x
+                nu += 1
+        while nu > 0:
+            nn = 0
+            for i in range(nu):
+                x = up[i]
                 tree[x] = _better(load, tree[2 * x], tree[2 * x + 1])
                 x >>= 1
+                if x >= 1 and mark[x] != k:
+                    mark[x] = k
+                    up2[nn] = x
+                    nn += 1
+            up, up2 = up2, up
+            nu = nn
     return sigma
 
 

@@ -243,6 +243,24 @@ def test_fast_engine_equals_reference(name: str, kw: dict, inst: Instance) -> No
     np.testing.assert_allclose(a.flow_completion, b.flow_completion, rtol=1e-9, atol=1e-9)
 
 
+@settings(max_examples=60, deadline=None)
+@given(inst=instances(max_ports=4, max_coflows=6, dags=False),
+       caps=st.lists(st.sampled_from([0.125, 0.3, 1.0, 2.0, 0.7, 4.0]), min_size=8, max_size=8))
+def test_online_sincronia_on_mixed_capacities_equals_reference(inst: Instance,
+                                                               caps: list[float]) -> None:
+    # BSSI's port times: the compiled rank multiplies by a power-of-two capacity's exact
+    # reciprocal and divides by any other; the reference engine divides by every one
+    m = inst.ports
+    fab = Fabric(m, capacity_in=np.array(caps[:m]), capacity_out=np.array(caps[4:4 + m]))
+    inst = Instance.from_arrays(fab, inst.flow_src, inst.flow_dst, inst.flow_volume,
+                                inst.flow_coflow, coflow_release=inst.coflow_release,
+                                coflow_weight=inst.coflow_weight)
+    fast = get("sincronia")(inst)
+    ref = get("sincronia")(inst, engine="reference")
+    a, b = validate(inst, fast), validate(inst, ref)
+    np.testing.assert_allclose(a.flow_completion, b.flow_completion, rtol=1e-9, atol=1e-9)
+
+
 def test_varys_deadline_admission() -> None:
     from coflowopt import JobSpec
 

@@ -29,3 +29,21 @@ def test_sparse_bssi_is_the_dense_order(seed) -> None:
     w = rng.integers(1, 4, size=n).astype(float)
     rptr, rcol, rval = _sparse(p)
     assert np.array_equal(bssi_sparse_order(rptr, rcol, rval, P, w), bssi_order(p, w))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_sparse_bssi_on_wide_rows_in_any_column_order(seed) -> None:
+    """Rows over many of up to 300 columns, each row's entries shuffled (the engine lists a
+    coflow's ports as its flows first use them): the max tree is renewed once per inner node
+    at each step, whatever the order of the selected row's columns."""
+    rng = np.random.default_rng(100 + seed)
+    n, P = int(rng.integers(2, 40)), int(rng.integers(40, 300))
+    p = rng.integers(0, 5, size=(n, P)).astype(float)
+    p[rng.random((n, P)) < rng.uniform(0.2, 0.9)] = 0.0
+    w = rng.integers(1, 5, size=n).astype(float)
+    rptr, rcol, rval = _sparse(p)
+    for j in range(n):
+        perm = rng.permutation(rptr[j + 1] - rptr[j]) + rptr[j]
+        rcol[rptr[j]:rptr[j + 1]] = rcol[perm]
+        rval[rptr[j]:rptr[j + 1]] = rval[perm]
+    assert np.array_equal(bssi_sparse_order(rptr, rcol, rval, P, w), bssi_order(p, w))

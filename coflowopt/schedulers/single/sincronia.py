@@ -6,6 +6,7 @@ releases 0."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -43,19 +44,13 @@ def bssi_rank(s, act, out):
     ports costs no more than a small one."""
     nc = act.size
     m = s.cap_in.size
-    used = np.zeros(2 * m, dtype=np.bool_)
-    for j in range(nc):
-        c = act[j]
-        for i in range(s.ptr[c], s.live_end[c]):
-            f = s.live[i]
-            used[s.src[f]] = True
-            used[m + s.dst[f]] = True
-    col = np.zeros(2 * m, dtype=np.int64)
-    ncol = 0
+    # a port's time per unit volume: times its exact reciprocal where the capacity is a power
+    # of two (the same float as the division: both round the same exact quotient), else divided
+    inv = np.zeros(2 * m)
     for q in range(2 * m):
-        if used[q]:
-            col[q] = ncol
-            ncol += 1
+        cq = s.cap_in[q] if q < m else s.cap_out[q - m]
+        if math.frexp(cq)[0] == 0.5 and 1.0 / cq < np.inf:
+            inv[q] = 1.0 / cq
     # each coflow's port loads as a sparse row (the dense nc x ncol matrix, allocated and
     # scanned at every re-ranking, grew as coflows times ports: issue 28), summed per port in
     # the order of its flows, as the dense form did
@@ -76,10 +71,11 @@ def bssi_rank(s, act, out):
             for side in range(2):
                 if side == 0:
                     q = np.int64(s.src[f])
-                    v = s.remaining[f] / s.cap_in[s.src[f]]
+                    cq = s.cap_in[q]
                 else:
                     q = m + np.int64(s.dst[f])
-                    v = s.remaining[f] / s.cap_out[s.dst[f]]
+                    cq = s.cap_out[q - m]
+                v = s.remaining[f] * inv[q] if inv[q] != 0.0 else s.remaining[f] / cq
                 if seen[q] != j:
                     seen[q] = j
                     acc[q] = 0.0
@@ -87,10 +83,20 @@ def bssi_rank(s, act, out):
                     ne += 1
                 acc[q] += v
         for e in range(start, ne):
-            q = rcol[e]
-            rval[e] = acc[q]
-            rcol[e] = col[q]
+            rval[e] = acc[rcol[e]]
         rptr[j + 1] = ne
+    # the busy ports, numbered in port order (an idle port is never the bottleneck), read off
+    # the entries rather than the flows
+    col = np.zeros(2 * m, dtype=np.int64)
+    for e in range(ne):
+        col[rcol[e]] = 1
+    ncol = 0
+    for q in range(2 * m):
+        if col[q] != 0:
+            col[q] = ncol
+            ncol += 1
+    for e in range(ne):
+        rcol[e] = col[rcol[e]]
     perm = bssi_sparse_order(rptr, rcol[:ne], rval[:ne], ncol, s.weight[act])
     for j in range(nc):
         out[j] = act[perm[j]]
