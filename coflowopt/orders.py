@@ -163,6 +163,7 @@ def bssi_sparse_order(rptr, rcol, rval, ncol, w):
     for x in range(size - 1, 0, -1):
         tree[x] = _better(load, tree[2 * x], tree[2 * x + 1])
     mark = np.full(size, -1, dtype=np.int64)  # the step that last queued an inner node
+    cmark = np.full(max(ncol, 1), -1, dtype=np.int64)  # the step that last lowered a column
     up = np.empty(size, dtype=np.int64)
     up2 = np.empty(size, dtype=np.int64)
     alive = np.ones(n, dtype=np.bool_)
@@ -197,11 +198,14 @@ def bssi_sparse_order(rptr, rcol, rval, ncol, w):
         alive[best] = False
         # the tree renewed level by level, each node once after its children (a node is the
         # same function of the loads in any update order, so this is the per-leaf walk's
-        # tree): a wide coflow's ports share their upper ancestors
+        # tree): a wide coflow's ports share their upper ancestors.  A node whose winner and
+        # the winner's load are unchanged changes nothing above it, so its parent is renewed
+        # only if another child asks
         nu = 0
         for e in range(rptr[best], rptr[best + 1]):
             q = rcol[e]
             load[q] -= rval[e]
+            cmark[q] = k
             x = (size + q) >> 1
             if x >= 1 and mark[x] != k:
                 mark[x] = k
@@ -211,7 +215,11 @@ def bssi_sparse_order(rptr, rcol, rval, ncol, w):
             nn = 0
             for i in range(nu):
                 x = up[i]
-                tree[x] = _better(load, tree[2 * x], tree[2 * x + 1])
+                old = tree[x]
+                win = _better(load, tree[2 * x], tree[2 * x + 1])
+                tree[x] = win
+                if win == old and (win < 0 or cmark[win] != k):
+                    continue
                 x >>= 1
                 if x >= 1 and mark[x] != k:
                     mark[x] = k
