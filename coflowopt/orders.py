@@ -132,7 +132,8 @@ def bssi_sparse_order(rptr, rcol, rval, ncol, w):
     """The BSSI order of :func:`bssi_order` (same ``sigma``, bit for bit) on sparse loads:
     row ``j``'s nonzero port loads ``rval[rptr[j]:rptr[j + 1]]`` in columns ``rcol`` (``ncol``
     columns), weights ``w``.  The bottleneck comes from a max tree over the port loads
-    (renewed along the selected coflow's ports) and the select and scale steps read the
+    (renewed level by level above the selected coflow's ports, up to where a node's winner and
+    its load are unchanged) and the select and scale steps read the
     bottleneck's column, so a step costs the ports and coflows it touches, not the whole
     ``N x P`` matrix (online Sincronia at ten times FB2010: a few hundred coflows over 3,000
     ports at each of 10,000 re-rankings)."""
