@@ -60,7 +60,9 @@ __all__ = [
     "heap_push",
     "heap_top",
     "iheap_pop",
+    "iheap_pop_at",
     "iheap_push",
+    "iheap_push_at",
     "indexed_delete",
     "indexed_pop_min_all",
     "indexed_set",
@@ -122,41 +124,56 @@ def heap_pop(hk, hv, n):
 
 
 @njit(cache=True, inline="always")
-def iheap_push(h, n, v):
-    """Push ``v`` on a min-heap of integers."""
+def iheap_push_at(h, base, n, v):
+    """Push ``v`` on the min-heap of integers stored at ``h[base:base + n]`` (one of several
+    heaps sharing an array: no slice view, whose reference counts are two atomic operations
+    a call)."""
     i = n
     while i > 0:
         p = (i - 1) >> 1
-        if h[p] > v:
-            h[i] = h[p]
+        if h[base + p] > v:
+            h[base + i] = h[base + p]
             i = p
         else:
             break
-    h[i] = v
+    h[base + i] = v
     return n + 1
 
 
 @njit(cache=True, inline="always")
-def iheap_pop(h, n):
-    """Drop the top of a min-heap of integers; returns the new size."""
+def iheap_pop_at(h, base, n):
+    """Drop the top of the min-heap of integers at ``h[base:base + n]``; returns the new
+    size."""
     n -= 1
-    v = h[n]
+    v = h[base + n]
     i = 0
     while True:
         a = 2 * i + 1
         if a >= n:
             break
         c = a
-        if a + 1 < n and h[a + 1] < h[a]:
+        if a + 1 < n and h[base + a + 1] < h[base + a]:
             c = a + 1
-        if h[c] < v:
-            h[i] = h[c]
+        if h[base + c] < v:
+            h[base + i] = h[base + c]
             i = c
         else:
             break
     if n > 0:
-        h[i] = v
+        h[base + i] = v
     return n
+
+
+@njit(cache=True, inline="always")
+def iheap_push(h, n, v):
+    """Push ``v`` on a min-heap of integers."""
+    return iheap_push_at(h, 0, n, v)
+
+
+@njit(cache=True, inline="always")
+def iheap_pop(h, n):
+    """Drop the top of a min-heap of integers; returns the new size."""
+    return iheap_pop_at(h, 0, n)
 
 
 # indexed heap: items 0..N-1; ``heap[i]`` and ``hk[i]`` are the item and key in slot ``i``

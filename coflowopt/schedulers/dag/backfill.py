@@ -58,7 +58,7 @@ import numpy as np
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedulers.dag.slots import SlotPlan
-from coflowopt.sim.events import grow, iheap_pop, iheap_push
+from coflowopt.sim.events import grow, iheap_pop, iheap_pop_at, iheap_push, iheap_push_at
 
 __all__ = ["BackfillResult", "backfill", "backfill_reference"]
 
@@ -263,20 +263,9 @@ def _push(u, wl, inwl, nwl):
 
 
 @njit(cache=True, inline="always")
-def _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt_in, act_out,
-          akey_out, aoth_out, acnt_out, status):
-    """The best candidate at port ``u`` (``u >= m``: egress ``u - m``): the smallest pair
-    priority below the holder of ``u`` and below the holder of the pair's other port (the base
-    plan holds with -1, a free port with F), over the pairs of ``u`` that have a candidate
-    (``act_*``, ordered by priority, with the priority and the other port inline so the scan
-    reads contiguous memory).  ``(priority, list entry)``; ``(NONE, -1)`` if none."""
-    if u < m:
-        bestp = op_in[u]
-        a0, n, act, akey, aoth, op_o = inp_ptr[u], acnt_in[u], act_in, akey_in, aoth_in, op_out
-    else:
-        bestp = op_out[u - m]
-        a0, n, act, akey, aoth, op_o = (outp_ptr[u - m], acnt_out[u - m], act_out, akey_out,
-                                        aoth_out, op_in)
+def _scan_list(bestp, a0, n, act, akey, aoth, op_o, status):
+    """:func:`_scan` on one port's list: its holder's priority ``bestp``, its entries
+    ``a0 .. a0 + n`` of ``act`` / ``akey`` / ``aoth``, the other side's holders ``op_o``."""
     if bestp < 0:
         return NONE, -1  # held by the base plan
     for k in range(a0, a0 + n):
@@ -288,6 +277,23 @@ def _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt
             return x, act[k]
     status[_SCANS] += n
     return NONE, -1
+
+
+@njit(cache=True, inline="always")
+def _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt_in, act_out,
+          akey_out, aoth_out, acnt_out, status):
+    """The best candidate at port ``u`` (``u >= m``: egress ``u - m``): the smallest pair
+    priority below the holder of ``u`` and below the holder of the pair's other port (the base
+    plan holds with -1, a free port with F), over the pairs of ``u`` that have a candidate
+    (``act_*``, ordered by priority, with the priority and the other port inline so the scan
+    reads contiguous memory).  ``(priority, list entry)``; ``(NONE, -1)`` if none.  Each side
+    passes its own arrays: chosen in a branch, each array was one variable whose reference
+    counts took eight atomic operations a scan."""
+    if u < m:
+        return _scan_list(op_in[u], inp_ptr[u], acnt_in[u], act_in, akey_in, aoth_in, op_out,
+                          status)
+    return _scan_list(op_out[u - m], outp_ptr[u - m], acnt_out[u - m], act_out, akey_out,
+                      aoth_out, op_in, status)
 
 
 @njit(cache=True, inline="always")
@@ -372,7 +378,7 @@ def _next_best(p, pair_ptr, heap, hcnt, rem, by_rank):
     heap keyed by ``prio[f]`` moved, so the pops (and the plans) are the same."""
     a0 = pair_ptr[p]
     while hcnt[p] > 0 and rem[by_rank[heap[a0]]] == 0:
-        hcnt[p] = iheap_pop(heap[a0:], hcnt[p])
+        hcnt[p] = iheap_pop_at(heap, a0, hcnt[p])
     return by_rank[heap[a0]] if hcnt[p] > 0 else -1
 
 
@@ -835,7 +841,7 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
                 f = cf_flows[e]
                 if rem[f] > 0:
                     p = pair_of[f]
-                    hcnt[p] = iheap_push(heap[pair_ptr[p]:], hcnt[p], prio[f])
+                    hcnt[p] = iheap_push_at(heap, pair_ptr[p], hcnt[p], prio[f])
                     b = pair_best[p]
                     if b < 0 or prio[f] < prio[b]:
                         _set_best(p, f, prio, pair_best, pbp_in, pbp_out, pos_out, inp_src,
