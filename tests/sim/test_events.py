@@ -20,7 +20,9 @@ from coflowopt.sim.events import (
     heap_push,
     heap_top,
     iheap_pop,
+    iheap_pop_at,
     iheap_push,
+    iheap_push_at,
     indexed_delete,
     indexed_pop_min_all,
     indexed_set,
@@ -70,6 +72,31 @@ def test_integer_heap_matches_heapq_under_mixed_pushes_and_pops(seed: int) -> No
         assert size == len(ref)
         if ref:
             assert h[0] == ref[0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_heaps_sharing_one_array_against_heapq(seed: int) -> None:
+    # three integer heaps at offsets 0, 50 and 120 of one array (the backfill's per-pair
+    # heaps): each behaves as heapq, and none touches another's entries
+    rng = np.random.default_rng(seed)
+    bases, cap = [0, 50, 120], [50, 70, 30]
+    h = np.full(150, -7, dtype=np.int64)
+    refs: list[list[int]] = [[], [], []]
+    sizes = [0, 0, 0]
+    for _ in range(600):
+        k = int(rng.integers(0, 3))
+        if refs[k] and (len(refs[k]) == cap[k] or rng.random() < 0.4):
+            assert h[bases[k]] == heapq.heappop(refs[k])
+            sizes[k] = iheap_pop_at(h, bases[k], sizes[k])
+        else:
+            v = int(rng.integers(0, 20))
+            heapq.heappush(refs[k], v)
+            sizes[k] = iheap_push_at(h, bases[k], sizes[k], v)
+        for j in range(3):
+            assert sizes[j] == len(refs[j])
+            assert sorted(h[bases[j]:bases[j] + sizes[j]].tolist()) == sorted(refs[j])
+            if refs[j]:
+                assert h[bases[j]] == refs[j][0]
 
 
 @pytest.mark.parametrize("seed", range(4))
