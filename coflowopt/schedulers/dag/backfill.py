@@ -65,8 +65,13 @@ __all__ = ["BackfillResult", "backfill", "backfill_reference"]
 _I64 = np.int64
 NONE = np.int64(2**62)  # key of a port without a candidate
 FREE, BASE = -1, -2  # holder of a port: nobody, the base plan (else the backfilled flow)
-# the kernel's status entries: infeasible base (flow, slot), a flow never served, counters
-_BAD_FLOW, _BAD_SLOT, _UNSERVED, _EVENTS, _REPAIRS, _SCANS = range(6)
+# the kernel's status entries: infeasible base (flow, slot), a flow never served, counters,
+# the repair heap's size between calls of the repair step
+_BAD_FLOW, _BAD_SLOT, _UNSERVED, _EVENTS, _REPAIRS, _SCANS, _HEAP = range(7)
+# the repair heap's first size, in keys per port: a port is keyed once per repair listing it,
+# at most twice more per repair (measured: never past 2m + 1 on FB2010 jobs); tests set it to
+# 0 to run the heap's growth at every event
+_HEAP_ROOM = 8
 
 #: what :func:`_bf_kernel` returns: the served plan's columns; ``bad_flow``, ``bad_slot``: a
 #: base piece served before its coflow was open (-1: none); ``unserved_flow``: a flow never
@@ -237,7 +242,8 @@ def backfill(instance: Instance, base: SlotPlan, priority: np.ndarray, demand: n
     res = _bf_kernel(
         m, src, dst, d, fcof, prio, pair_of, pair_ptr, pair_flows, inp_ptr, inp_pairs,
         outp_ptr, outp_pairs, cf_ptr, cf_flows, np.asarray(sptr, dtype=_I64),
-        np.asarray(succ, dtype=_I64), npred, rel, rel_order, b_flow, b_start, b_len)
+        np.asarray(succ, dtype=_I64), npred, rel, rel_order, b_flow, b_start, b_len,
+        _HEAP_ROOM * m)
     if res.bad_flow >= 0:
         f = int(res.bad_flow)
         raise ValueError(f"backfill: the base plan serves flow {f} (coflow "
@@ -252,7 +258,7 @@ def backfill(instance: Instance, base: SlotPlan, priority: np.ndarray, demand: n
         "pair_scans": int(res.pair_scans)})
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _push(u, wl, inwl, nwl):
     """Put port ``u`` on the repair list (once); its key is recomputed before use."""
     if inwl[u] == 0:
@@ -383,7 +389,7 @@ def _next_best(p, pair_ptr, heap, hcnt, rem, by_rank):
 
 
 # -- the event loop's steps: plain compiled functions, one call per event; their per-port and
-# per-repair helpers (_holder, _free, _key_port, _changed, _scan, _set_best, _next_best) are
+# per-repair helpers (_push, _holder, _free, _key_port, _changed, _scan, _set_best, _next_best) are
 # inlined, so that no call costs an atomic reference-count pair per array argument (half the
 # kernel's samples were NRT_incref/NRT_decref with _scan and _set_best plain: FB2010 jobs,
 # kernel CPU 4.4 -> 3.9 s).  A step inlined in turn would keep the array copies of the helpers
@@ -572,12 +578,12 @@ def _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, rem, is_open, ow
 @njit(cache=True, inline="always")
 def _key_port(hp, nh, kcur, u, x, M2):
     """Port ``u``'s best candidate is now ``x``: record it and push ``(x, u)`` on the repair
-    heap (one integer key ``x * 2m + u``) when there is one.  Returns ``(hp, nh)``."""
+    heap (one integer key ``x * 2m + u``) when there is one (the caller has made room).
+    Returns ``nh``."""
     kcur[u] = x
     if x < NONE:
-        hp = grow(hp, nh)
         nh = iheap_push(hp, nh, x * M2 + u)
-    return hp, nh
+    return nh
 
 
 @njit(cache=True)
@@ -588,18 +594,29 @@ def _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_i
     candidate placed in priority order is not evicted again within the event).  A heap of
     ``(key, port)``, key = the port's best candidate; entries are checked again when popped
     (lazy: a stale one is dropped or pushed back with its new key).  The ingress ports that
-    get a new holder go on the change list ``chg``.  Returns ``hp`` (grown when it had to
-    be)."""
+    get a new holder go on the change list ``chg``.  The heap's size is kept in
+    ``status[_HEAP]``; when the heap is full the step stops, the caller grows ``hp`` and
+    calls again with the ports still to key (``hp`` is never rebound here: each rebinding
+    of an array costs two atomic reference-count operations).  Returns the number of listed
+    ports not yet keyed (``status[_HEAP]`` is 0 when the repair is done)."""
     F = src.size
     M2 = np.int64(2 * m)
-    nh = 0
-    for k in range(nwl):
-        u = wl[k]
+    nh = status[_HEAP]
+    # the listed ports from the last (keys are distinct but for a port's stale copies, so
+    # the pops do not depend on the order of the pushes)
+    while nwl > 0:
+        if nh + 1 > hp.size:
+            status[_HEAP] = nh
+            return nwl  # full before every listed port is keyed: grown and called again
+        nwl -= 1
+        u = wl[nwl]
         inwl[u] = 0
         x, _ = _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
                      acnt_in, act_out, akey_out, aoth_out, acnt_out, status)
-        hp, nh = _key_port(hp, nh, kcur, u, x, M2)
+        nh = _key_port(hp, nh, kcur, u, x, M2)
     while nh > 0:
+        if nh + 1 > hp.size:
+            break  # a pop is followed by at most two pushes: grown and called again
         top = hp[0]
         nh = iheap_pop(hp, nh)
         u = top % M2
@@ -608,7 +625,7 @@ def _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_i
         x, e = _scan(u, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
                      acnt_in, act_out, akey_out, aoth_out, acnt_out, status)
         if x != kcur[u]:
-            hp, nh = _key_port(hp, nh, kcur, u, x, M2)
+            nh = _key_port(hp, nh, kcur, u, x, M2)
             continue
         kcur[u] = NONE
         best = pair_best[inp_pairs[e]] if u < m else pair_best[outp_pairs[e]]
@@ -641,8 +658,9 @@ def _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_i
             x, _ = _scan(v, m, op_in, op_out, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
                          acnt_in, act_out, akey_out, aoth_out, acnt_out, status)
             if x < kcur[v] or kcur[v] >= NONE:
-                hp, nh = _key_port(hp, nh, kcur, v, x, M2)
-    return hp
+                nh = _key_port(hp, nh, kcur, v, x, M2)
+    status[_HEAP] = nh
+    return 0
 
 
 @njit(cache=True)
@@ -674,8 +692,9 @@ def _step_hold(t, m, chg, own_in, base_in, b_flow, b_start, b_len, hold, rem, la
     untouched: a run of slots costs nothing per port.  The pieces come out in the order of a
     slot-by-slot pass over the ports (a hold that begins at ``t`` never continues its flow's
     piece ending at ``t``: a flow is only ever served on its own ingress, so it held that
-    port just before only if it is the port's holder still).  Returns ``(out_f, out_s,
-    out_n, n_out)``."""
+    port just before only if it is the port's holder still).  The output columns have room
+    for a piece per ingress port beyond ``n_out`` (the caller grows them).  Returns
+    ``n_out``."""
     nb = bmin.size
     NP = nb * _BLK
     for b in range(nb):
@@ -694,9 +713,6 @@ def _step_hold(t, m, chg, own_in, base_in, b_flow, b_start, b_len, hold, rem, la
                     out_n[last_idx[h]] = x
                     rem[h] -= x
                 if g >= 0:
-                    out_f = grow(out_f, n_out)
-                    out_s = grow(out_s, n_out)
-                    out_n = grow(out_n, n_out)
                     out_f[n_out] = g
                     out_s[n_out] = t
                     out_n[n_out] = 0
@@ -714,7 +730,7 @@ def _step_hold(t, m, chg, own_in, base_in, b_flow, b_start, b_len, hold, rem, la
         for s in range(b * _BLK, (b + 1) * _BLK):
             x = min(x, pkey[s])
         bmin[b] = x
-    return out_f, out_s, out_n, n_out
+    return n_out
 
 
 @njit(cache=True)
@@ -744,15 +760,15 @@ def _port_lists(m, src, dst, pair_ptr, pair_flows, inp_ptr, inp_pairs, outp_ptr,
 @njit(cache=True)
 def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, inp_ptr,
                inp_pairs, outp_ptr, outp_pairs, cf_ptr, cf_flows, sptr, succ, npred0, rel,
-               rel_order, b_flow, b_start, b_len):
+               rel_order, b_flow, b_start, b_len, heap0):
     """The event loop (module docstring, ``engine="fast"``): steps 1-7 at each event ``t``.
     Returns a :class:`BackfillResult`."""
     F = src.size
     C = rel.size
     P = pair_ptr.size - 1
     NB = b_flow.size
-    status = np.full(6, -1, dtype=np.int64)
-    status[_EVENTS:] = 0  # counters: events, port repairs, pair scans
+    status = np.full(7, -1, dtype=np.int64)
+    status[_EVENTS:] = 0  # counters: events, port repairs, pair scans; the heap's size
     rem = demand.copy()
     cf_left = np.zeros(C, dtype=np.int64)
     for f in range(F):
@@ -798,7 +814,7 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
     due = np.empty(m, dtype=np.int64)
     wl = np.empty(2 * m, dtype=np.int64)
     kcur = np.full(2 * m, NONE, dtype=np.int64)   # current heap key of each port
-    hp = np.empty(8 * m, dtype=np.int64)
+    hp = np.empty(max(heap0, 1), dtype=np.int64)  # the repair heap (grown when full)
     freed = np.empty(2, dtype=np.int64)
     inwl = np.zeros(2 * m, dtype=np.int8)
     nwl = 0
@@ -852,14 +868,22 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
         bp, nwl = _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, rem, is_open,
                                     own_in, own_out, op_in, op_out, base_in, wl, inwl, nwl, bp,
                                     status, chg)
-        hp = _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out, op_in,
-                          op_out, pair_best, inp_ptr, outp_ptr, act_in, akey_in, aoth_in,
-                          acnt_in, act_out, akey_out, aoth_out, acnt_out, wl, inwl, nwl, kcur,
-                          hp, freed, status, chg)
-        nwl = 0
-        out_f, out_s, out_n, n_out = _step_hold(t, m, chg, own_in, base_in, b_flow, b_start,
-                                                b_len, hold, rem, last_idx, out_f, out_s, out_n,
-                                                n_out, pkey, bmin)
+        while True:
+            nwl = _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out,
+                               op_in, op_out, pair_best, inp_ptr, outp_ptr, act_in, akey_in,
+                               aoth_in, acnt_in, act_out, akey_out, aoth_out, acnt_out, wl,
+                               inwl, nwl, kcur, hp, freed, status, chg)
+            if nwl == 0 and status[_HEAP] == 0:
+                break
+            hp = grow(hp, hp.size)  # full: twice the room, then go on
+        # room for a new piece on every ingress port (one each at most), so that the step
+        # does not rebind its output columns
+        while n_out + m > out_f.size:
+            out_f = grow(out_f, out_f.size)
+            out_s = grow(out_s, out_s.size)
+            out_n = grow(out_n, out_n.size)
+        n_out = _step_hold(t, m, chg, own_in, base_in, b_flow, b_start, b_len, hold, rem,
+                           last_idx, out_f, out_s, out_n, n_out, pkey, bmin)
         if left == 0:
             break
         t_next = _step_next(b_start, rel, rel_order, rp, bp, bmin)

@@ -14,6 +14,7 @@ import coflowopt
 from coflowopt.metrics import weighted_jct
 from coflowopt.model import CoflowSpec, JobSpec, build_instance
 from coflowopt.proofs_check.instances import example4, random_dag_jobs
+from coflowopt.schedulers.dag import backfill as bfmod
 from coflowopt.schedulers.dag.backfill import backfill, backfill_reference
 from coflowopt.schedulers.dag.gdm import GDMParams, coflow_priority, gdm_plan, release_slots
 from coflowopt.schedulers.dag.om_lp import om_lp_plan
@@ -223,3 +224,22 @@ def test_holder_out_base_end_and_release_at_one_slot():
     assert _cells(a) == want
     assert _cells(backfill_reference(inst, base, pr.astype(float), d, rel)) == want
     assert a.makespan == 3
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 100_000), beta=st.sampled_from([0.5, 1.0, 4.0]))
+def test_repair_heap_grown_mid_repair(seed, beta):
+    """The repair heap starting with room for one key: the repair step stops whenever it is
+    full (while keying the listed ports, or after a pop) and goes on in a grown heap.  The
+    same pieces, in the same order, as with the heap's usual room, and the same cells as the
+    slot-by-slot rule."""
+    inst, base, pr, d, rel = _setup(seed, beta, ports=(2, 12), jobs=(2, 6), max_coflows=12,
+                                    flows=(1, 8), vmax=4)
+    a = backfill(inst, base, pr, d, rel)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bfmod, "_HEAP_ROOM", 0)
+        b = backfill(inst, base, pr, d, rel)
+    for col in ("flow", "start", "length"):
+        assert np.array_equal(getattr(a, col), getattr(b, col))
+    assert a.counters == b.counters
+    assert _cells(b) == _cells(backfill_reference(inst, base, pr.astype(float), d, rel))
