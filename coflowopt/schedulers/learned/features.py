@@ -60,7 +60,7 @@ from coflowopt._jit import njit
 from coflowopt.model import Instance
 
 __all__ = ["FEATURE_NAMES", "FEATURE_SETS", "HEURISTIC_NAMES", "N_FEATURES", "CoflowTotals",
-           "DagBatch", "DagState", "as_state", "coflow_features", "coflow_totals",
+           "DagBatch", "DagState", "PortLoads", "as_state", "coflow_features", "coflow_totals",
            "gdm_positions", "heuristic_features", "instance_batch", "job_batches", "n_features",
            "node_levels"]
 
@@ -251,6 +251,18 @@ def _job_max(values: np.ndarray, job: np.ndarray, n_jobs: int) -> np.ndarray:
     return m[job]
 
 
+class PortLoads(NamedTuple):
+    """Sparse remaining port loads of some coflows: row ``k`` is coflow ``coflows[k]``, its
+    nonzero loads ``val[ptr[k]:ptr[k + 1]]`` on ports ``col`` (ingress ``0..m-1``, egress
+    ``m..2m-1``; the ports in the order its flows first reach them), each added in the order
+    of :func:`coflowopt.orders.port_loads`, so the same floats as its dense rows."""
+
+    coflows: np.ndarray
+    ptr: np.ndarray
+    col: np.ndarray
+    val: np.ndarray
+
+
 class CoflowTotals(NamedTuple):
     """The per-coflow sums of a state's remaining flow volumes that the features read: the
     only part of them that costs time in the number of flows (the rest is per coflow or per
@@ -259,23 +271,40 @@ class CoflowTotals(NamedTuple):
 
     ``remaining``: ``(C,)`` remaining volume per coflow (its flows summed in flow order);
     ``bottleneck``: ``(C,)`` largest remaining port load over capacity,
-    ``max_l p_il / cap_l`` (feature 12 before scaling; done coflows not yet zeroed)."""
+    ``max_l p_il / cap_l`` (feature 12 before scaling; done coflows not yet zeroed);
+    ``loads``: the port loads of the coflows asked for in the same pass (``loads_of`` of
+    :func:`coflow_totals`: BSSI's input, feature 10), or ``None``."""
 
     remaining: np.ndarray
     bottleneck: np.ndarray
+    loads: PortLoads | None = None
 
 
 @njit(cache=True)
-def _totals(cof, ptr, order, src, dst, rem, cap_in, cap_out):
+def _totals(cof, ptr, order, src, dst, rem, cap_in, cap_out, want):
     """Per coflow of ``cof``: its remaining volume, its flows added in flow order from 0 (as
     ``np.bincount`` adds them), and ``max_l p_il / cap_l`` with each port load added in the
     same order as :func:`coflowopt.orders.port_loads` (only the ports it touches: the others
-    are 0, and every quotient is at least 0)."""
+    are 0, and every quotient is at least 0); for the coflows flagged in ``want`` (in the
+    order of ``cof``) those port loads too, as sparse rows ``(ptr, col, val)``."""
     m = cap_in.size
     tot = np.zeros(cof.size)
     bn = np.zeros(cof.size)
     load = np.zeros(2 * m)
     touched = np.empty(2 * m, dtype=np.int64)
+    nrow = 0
+    room = 0
+    for k in range(cof.size):
+        c = cof[k]
+        if want[c]:
+            nrow += 1
+            room += min(2 * (ptr[c + 1] - ptr[c]), 2 * m)
+    rows = np.empty(nrow, dtype=np.int64)
+    lptr = np.zeros(nrow + 1, dtype=np.int64)
+    lcol = np.empty(room, dtype=np.int64)
+    lval = np.empty(room)
+    nrow = 0
+    ne = 0
     for k in range(cof.size):
         c = cof[k]
         nt = 0
@@ -297,32 +326,48 @@ def _totals(cof, ptr, order, src, dst, rem, cap_in, cap_out):
                 load[b] += v
         tot[k] = acc
         best = 0.0
+        keep = want[c]
         for j in range(nt):
             q = touched[j]
             r = load[q] / (cap_in[q] if q < m else cap_out[q - m])
             if r > best:
                 best = r
+            if keep:
+                lcol[ne] = q
+                lval[ne] = load[q]
+                ne += 1
             load[q] = 0.0
         bn[k] = best
-    return tot, bn
+        if keep:
+            rows[nrow] = c
+            nrow += 1
+            lptr[nrow] = ne
+    return tot, bn, rows, lptr, lcol[:ne], lval[:ne]
 
 
 def coflow_totals(instance: Instance, remaining: np.ndarray,
-                  coflows: np.ndarray | None = None) -> CoflowTotals:
+                  coflows: np.ndarray | None = None, *,
+                  loads_of: np.ndarray | None = None) -> CoflowTotals:
     """:class:`CoflowTotals` of ``coflows`` (default all, in position order) at the flows'
     ``remaining`` volumes; row ``k`` is that of ``coflows[k]``, the same floats whichever
-    coflows are asked for (each coflow's flows summed in flow order).  Costs the flows of
-    ``coflows``."""
+    coflows are asked for (each coflow's flows summed in flow order).  ``loads_of``: coflows
+    (among ``coflows``) whose sparse port loads to keep, read off the same pass (rows in the
+    order of ``coflows``).  Costs the flows of ``coflows``."""
     inst = instance
     cof = (np.arange(inst.n_coflows, dtype=np.int64) if coflows is None
            else np.ascontiguousarray(coflows, dtype=np.int64))
+    want = np.zeros(inst.n_coflows, dtype=np.bool_)
+    if loads_of is not None:
+        want[np.asarray(loads_of, dtype=np.int64)] = True
     fab = inst.fabric
-    tot, bn = _totals(cof, np.asarray(inst.coflow_flows_ptr, dtype=np.int64),
-                      np.asarray(inst.coflow_flow_order, dtype=np.int64), inst.flow_src,
-                      inst.flow_dst, np.ascontiguousarray(remaining, dtype=np.float64),
-                      np.asarray(fab.capacity_in, dtype=np.float64),
-                      np.asarray(fab.capacity_out, dtype=np.float64))
-    return CoflowTotals(tot, bn)
+    tot, bn, rows, lptr, lcol, lval = _totals(
+        cof, np.asarray(inst.coflow_flows_ptr, dtype=np.int64),
+        np.asarray(inst.coflow_flow_order, dtype=np.int64), inst.flow_src, inst.flow_dst,
+        np.ascontiguousarray(remaining, dtype=np.float64),
+        np.asarray(fab.capacity_in, dtype=np.float64),
+        np.asarray(fab.capacity_out, dtype=np.float64), want)
+    loads = PortLoads(rows, lptr, lcol, lval) if loads_of is not None else None
+    return CoflowTotals(tot, bn, loads)
 
 
 def coflow_features(instance: Instance, state: DagState | None = None, *,
@@ -387,7 +432,7 @@ def heuristic_features(instance: Instance, state: DagState | None = None,
     ``state`` (``None``: :meth:`DagState.initial`); ``level``: :func:`node_levels` of the
     instance's Starts-After DAG, ``gdm``: :func:`gdm_positions`, ``totals``:
     :func:`coflow_totals` of ``state``, when the caller has them."""
-    from coflowopt.orders import bssi, port_loads
+    from coflowopt.orders import bssi_sparse_order
 
     inst = instance
     st = DagState.initial(inst) if state is None else as_state(state)
@@ -397,12 +442,21 @@ def heuristic_features(instance: Instance, state: DagState | None = None,
     out = np.zeros((c, 4))
     cap = np.concatenate([inst.fabric.capacity_in, inst.fabric.capacity_out])
     out[:, 0] = 1.0
+    if totals is None:
+        totals = coflow_totals(inst, st.remaining, loads_of=ready)
     if ready.size:
-        loads = port_loads(inst, ready, st.remaining)
-        sigma = bssi(loads, np.asarray(inst.coflow_weight, dtype=np.float64)[ready], cap)
+        pl = totals.loads
+        if pl is None or not np.array_equal(pl.coflows, ready):
+            pl = coflow_totals(inst, st.remaining, ready, loads_of=ready).loads
+        assert pl is not None
+        # BSSI on the sparse loads (the dense order bit for bit, each load divided by its
+        # port's rate as the dense form divides): a state costs the ready coflows' flows
+        # and ports, not (ready coflows) x (ports)
+        sigma = bssi_sparse_order(pl.ptr, pl.col, pl.val / cap[pl.col], cap.size,
+                                  np.asarray(inst.coflow_weight, dtype=np.float64)[ready])
         out[ready[sigma], 0] = np.arange(ready.size) / max(ready.size - 1, 1)
     out[:, 1] = gdm_positions(inst) if gdm is None else gdm
-    bn = (coflow_totals(inst, st.remaining) if totals is None else totals).bottleneck.copy()
+    bn = totals.bottleneck.copy()
     bn[done] = 0.0
     e = inst.starts_after
     if level is None:
@@ -463,6 +517,18 @@ def job_batches(instance: Instance, *, state: DagState | None = None,
     return out
 
 
+def _instance_x(inst: Instance, state: DagState | None, feature_set: str,
+                gdm: np.ndarray | None, totals: CoflowTotals | None, level: np.ndarray
+                ) -> np.ndarray:
+    """The ``(C, F)`` features of every coflow of :func:`instance_batch`."""
+    n_features(feature_set)
+    x = coflow_features(inst, state, totals=totals)
+    if feature_set == "v2":
+        x = np.concatenate([x, heuristic_features(inst, state, level, gdm, totals=totals)],
+                           axis=1)
+    return x
+
+
 def instance_batch(instance: Instance, *, state: DagState | None = None,
                    feature_set: str = "v1", gdm: np.ndarray | None = None,
                    totals: CoflowTotals | None = None, level: np.ndarray | None = None
@@ -476,13 +542,9 @@ def instance_batch(instance: Instance, *, state: DagState | None = None,
     instead of one per job (the same values to rounding: numpy's matrix-vector product for
     the width-1 output layer can round a row differently with the row count)."""
     inst = instance
-    n_features(feature_set)
-    x = coflow_features(inst, state, totals=totals)
     e = inst.starts_after
     parent, child = e[:, 0].astype(np.int64), e[:, 1].astype(np.int64)
     if level is None:
         level = node_levels(inst.n_coflows, parent, child)
-    if feature_set == "v2":
-        x = np.concatenate([x, heuristic_features(inst, state, level, gdm, totals=totals)],
-                           axis=1)
+    x = _instance_x(inst, state, feature_set, gdm, totals, level)
     return _batch(x, parent, child, level, np.arange(inst.n_coflows, dtype=np.int64), -1)

@@ -17,6 +17,7 @@ the same floats (``tests/schedulers/learned/test_live.py`` compares them state b
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ from coflowopt.schedulers.learned.features import (
     CoflowTotals,
     DagBatch,
     DagState,
+    _instance_x,
     as_state,
     coflow_totals,
     instance_batch,
@@ -56,6 +58,7 @@ class LiveFeatures:
         self._totals: CoflowTotals | None = None
         self._done = np.zeros(instance.n_coflows, dtype=bool)
         self._ready = np.zeros(instance.n_coflows, dtype=bool)
+        self._dag: DagBatch | None = None  # the instance batch's DAG arrays (state-free)
         #: coflows whose sums the last call recomputed (all of them on the first)
         self.recomputed = 0
 
@@ -74,28 +77,37 @@ class LiveFeatures:
         state.check(inst)
         done = np.asarray(state.done, dtype=bool)
         ready = np.asarray(state.ready, dtype=bool)
+        # the ready coflows' port loads come out of the same pass (BSSI's input, feature 10
+        # of set "v2"): every ready coflow is among those recomputed
+        live = np.flatnonzero(ready & ~done)
         if self._totals is None:
-            self._totals = coflow_totals(inst, state.remaining)
+            self._totals = coflow_totals(inst, state.remaining, loads_of=live)
             self.recomputed = inst.n_coflows
         else:
             moved = ready | self._ready | (done != self._done)
             cof = np.flatnonzero(moved)
             self.recomputed = int(cof.size)
             if cof.size:
-                part = coflow_totals(inst, state.remaining, cof)
+                part = coflow_totals(inst, state.remaining, cof, loads_of=live)
                 rem = self._totals.remaining.copy()
                 bn = self._totals.bottleneck.copy()
                 rem[cof] = part.remaining
                 bn[cof] = part.bottleneck
-                self._totals = CoflowTotals(rem, bn)
+                self._totals = CoflowTotals(rem, bn, part.loads)
+            else:
+                self._totals = self._totals._replace(loads=None)
         self._done, self._ready = done.copy(), ready.copy()
         return self._totals
 
     def instance_batch(self, state: DagState) -> DagBatch:
-        """:func:`.features.instance_batch` at ``state`` (or the stepper's state)."""
+        """:func:`.features.instance_batch` at ``state`` (or the stepper's state); the DAG's
+        arrays (levels, children) are built once per run, only the features per state."""
         state = as_state(state)
-        return instance_batch(self.instance, state=state, feature_set=self.feature_set,
-                              gdm=self.gdm, totals=self.totals(state), level=self.level)
+        x = _instance_x(self.instance, state, self.feature_set, self.gdm, self.totals(state),
+                        self.level)
+        if self._dag is None:
+            self._dag = instance_batch(self.instance, level=self.level)
+        return dataclasses.replace(self._dag, x=x)
 
     def job_batches(self, state: DagState) -> list[DagBatch]:
         """:func:`.features.job_batches` at ``state`` (or the stepper's state)."""

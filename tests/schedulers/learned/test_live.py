@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
+import coflowopt
+from coflowopt.model import CoflowSpec, Fabric, JobSpec, build_instance
+from coflowopt.orders import bssi, port_loads
 from coflowopt.schedulers.learned.features import (
+    N_FEATURES,
     DagState,
     gdm_positions,
+    heuristic_features,
     instance_batch,
     job_batches,
 )
@@ -122,3 +127,44 @@ def test_episode_batches_are_the_from_scratch_features():
                 ep.step(rng.random(inst.n_coflows))
                 n += 1
             assert n > 3
+
+
+def _wide_jobs(seed: int, m: int) -> coflowopt.Instance:
+    """Jobs of two to four coflows in a chain, each coflow on up to ``m`` random ports (many
+    shared), on ports of mixed rates (0.125 is a power of two, 0.3 and 0.7 are not)."""
+    rng = np.random.default_rng(seed)
+    caps = rng.choice([0.125, 0.3, 0.7, 1.0, 2.0], size=(2, m))
+    jobs = []
+    for j in range(int(rng.integers(4, 8))):
+        cfs = []
+        for _ in range(int(rng.integers(2, 5))):
+            nf = int(rng.integers(1, 2 * m))
+            cfs.append(CoflowSpec([(int(rng.integers(m)), int(rng.integers(m)),
+                                    float(rng.integers(1, 20))) for _ in range(nf)]))
+        jobs.append(JobSpec(cfs, [(k, k + 1) for k in range(len(cfs) - 1)],
+                            release=float(rng.integers(0, 30)) * j,
+                            weight=float(rng.integers(1, 4))))
+    return build_instance(Fabric(m, caps[0], caps[1]), jobs=jobs)
+
+
+def test_bssi_rank_feature_is_the_dense_bssi():
+    """Feature 10 (BSSI rank among the ready coflows) comes from sparse loads read off the
+    per-coflow pass; along runs on wide coflows over mixed port rates it is the rank of the
+    dense BSSI (``orders.bssi`` on ``orders.port_loads``, an independent implementation),
+    from scratch and in the live features alike."""
+    checked = 0
+    for seed in range(6):
+        inst = _wide_jobs(seed, m=12 + 6 * seed)
+        cap = np.concatenate([inst.fabric.capacity_in, inst.fabric.capacity_out])
+        w = np.asarray(inst.coflow_weight, dtype=np.float64)
+        live = LiveFeatures(inst, "v2")
+        for st in _states(inst, True):
+            ready = np.flatnonzero(st.ready & ~st.done)
+            want = np.ones(inst.n_coflows)  # 1: not ready
+            if ready.size:
+                sigma = bssi(port_loads(inst, ready, st.remaining), w[ready], cap)
+                want[ready[sigma]] = np.arange(ready.size) / max(ready.size - 1, 1)
+                checked += ready.size > 2
+            assert np.array_equal(heuristic_features(inst, st)[:, 0], want)
+            assert np.array_equal(live.instance_batch(st).x[:, N_FEATURES], want)
+    assert checked > 50
