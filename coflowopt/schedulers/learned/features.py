@@ -425,6 +425,40 @@ def gdm_positions(instance: Instance) -> np.ndarray:
     return rank / max(c - 1, 1)
 
 
+@njit(cache=True)
+def _critical_path(bn, level, sptr, succ):
+    """Feature 13 before scaling: ``cp_i = bn_i + max(0, max_j cp_j)`` over the children
+    ``j`` of ``i`` (its Starts-After successors, CSR ``sptr``, ``succ``), the nodes taken by
+    increasing ``level`` (a counting sort) so that the children are final first; a leaf keeps
+    ``bn_i``.  A maximum is exact, so the same floats as the same recurrence level by level
+    over the edges."""
+    c = bn.size
+    nl = 1
+    for i in range(c):
+        nl = max(nl, level[i] + 1)
+    cnt = np.zeros(nl + 1, dtype=np.int64)
+    for i in range(c):
+        cnt[level[i] + 1] += 1
+    for lv in range(nl):
+        cnt[lv + 1] += cnt[lv]
+    order = np.empty(c, dtype=np.int64)
+    for i in range(c):
+        order[cnt[level[i]]] = i
+        cnt[level[i]] += 1
+    cp = bn.copy()
+    for k in range(c):
+        i = order[k]
+        if level[i] == 0:
+            continue
+        best = 0.0
+        for e in range(sptr[i], sptr[i + 1]):
+            x = cp[succ[e]]
+            if x > best:
+                best = x
+        cp[i] = bn[i] + best
+    return cp
+
+
 def heuristic_features(instance: Instance, state: DagState | None = None,
                        level: np.ndarray | None = None, gdm: np.ndarray | None = None, *,
                        totals: CoflowTotals | None = None) -> np.ndarray:
@@ -461,15 +495,8 @@ def heuristic_features(instance: Instance, state: DagState | None = None,
     e = inst.starts_after
     if level is None:
         level = node_levels(c, e[:, 0].astype(np.int64), e[:, 1].astype(np.int64))
-    cp = bn.copy()
-    if e.size:
-        lev_parent = level[e[:, 0]]
-        for lv in range(1, int(level.max()) + 1):  # children (lower levels) are final first
-            sel = lev_parent == lv
-            best = np.zeros(c)
-            np.maximum.at(best, e[sel, 0], cp[e[sel, 1]])
-            nodes = level == lv
-            cp[nodes] = bn[nodes] + best[nodes]
+    sptr, succ = inst.successors_ptr
+    cp = _critical_path(bn, np.asarray(level, dtype=np.int64), sptr, succ)
     out[:, 2] = bn / (bn.max() if c and bn.max() > 0 else 1.0)
     out[:, 3] = cp / (cp.max() if c and cp.max() > 0 else 1.0)
     return out

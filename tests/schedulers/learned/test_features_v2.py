@@ -17,13 +17,15 @@ from coflowopt.schedulers.learned.checkpoint import (
 )
 from coflowopt.schedulers.learned.features import (
     N_FEATURES,
+    _critical_path,
     gdm_positions,
     heuristic_features,
     instance_batch,
     job_batches,
+    node_levels,
 )
 from coflowopt.schedulers.learned.network import DeepWeaveConfig, forward, init_params
-from coflowopt.workloads.dags import tpcds_like
+from coflowopt.workloads.dags import ggen_fan_in_fan_out, tpcds_like
 
 
 def _chain() -> coflowopt.Instance:
@@ -41,6 +43,31 @@ def test_heuristic_features_by_hand() -> None:
     np.testing.assert_allclose(h[:, 0], [1.0, 0.0, 1.0])
     np.testing.assert_allclose(h[:, 2], [1.0, 0.1, 0.5])
     np.testing.assert_allclose(h[:, 3], [1.0, 0.6, 0.5])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_critical_path_is_the_level_by_level_recurrence(seed: int) -> None:
+    """Feature 13's kernel (node by node, children first by a counting sort on the levels)
+    against the recurrence run a level at a time over the edges with ``np.maximum.at``, on
+    random fan-in / fan-out job DAGs with some bottlenecks 0: the same floats."""
+    inst = ggen_fan_in_fan_out(3, ports=6, nodes=(4, 30), seed=seed)
+    rng = np.random.default_rng(seed)
+    c = inst.n_coflows
+    bn = rng.random(c) * 10.0
+    bn[rng.random(c) < 0.3] = 0.0
+    e = inst.starts_after
+    level = node_levels(c, e[:, 0].astype(np.int64), e[:, 1].astype(np.int64))
+    assert level.max() >= 2
+    want = bn.copy()
+    lev_parent = level[e[:, 0]]
+    for lv in range(1, int(level.max()) + 1):
+        best = np.zeros(c)
+        sel = lev_parent == lv
+        np.maximum.at(best, e[sel, 0], want[e[sel, 1]])
+        nodes = level == lv
+        want[nodes] = bn[nodes] + best[nodes]
+    sptr, succ = inst.successors_ptr
+    assert np.array_equal(_critical_path(bn, level, sptr, succ), want)
 
 
 def test_gdm_positions_match_gdm_bf_rank() -> None:
