@@ -68,9 +68,9 @@ FREE, BASE = -1, -2  # holder of a port: nobody, the base plan (else the backfil
 # the kernel's status entries: infeasible base (flow, slot), a flow never served, counters,
 # the repair heap's size between calls of the repair step
 _BAD_FLOW, _BAD_SLOT, _UNSERVED, _EVENTS, _REPAIRS, _SCANS, _HEAP = range(7)
-# the repair heap's first size, in keys per port: a port is keyed once per repair listing it,
-# at most twice more per repair (measured: never past 2m + 1 on FB2010 jobs); tests set it to
-# 0 to run the heap's growth at every event
+# the repair heap's first size, in keys per port (the listed ports, at most 2m, are keyed once
+# each, and a pop is followed by at most two pushes; on FB2010 jobs it never held more than
+# 2m + 1 keys); tests set it to 0 to run the heap's growth at every event
 _HEAP_ROOM = 8
 
 #: what :func:`_bf_kernel` returns: the served plan's columns; ``bad_flow``, ``bad_slot``: a

@@ -61,8 +61,8 @@ from coflowopt.model import Instance
 
 __all__ = ["FEATURE_NAMES", "FEATURE_SETS", "HEURISTIC_NAMES", "N_FEATURES", "CoflowTotals",
            "DagBatch", "DagState", "PortLoads", "as_state", "coflow_features", "coflow_totals",
-           "gdm_positions", "heuristic_features", "instance_batch", "job_batches", "n_features",
-           "node_levels"]
+           "gdm_positions", "heuristic_features", "instance_batch", "instance_features",
+           "job_batches", "n_features", "node_levels"]
 
 FEATURE_NAMES: tuple[str, ...] = (
     "volume", "width", "length", "isolation_cct", "remaining", "unfinished_children",
@@ -544,14 +544,17 @@ def job_batches(instance: Instance, *, state: DagState | None = None,
     return out
 
 
-def _instance_x(inst: Instance, state: DagState | None, feature_set: str,
-                gdm: np.ndarray | None, totals: CoflowTotals | None, level: np.ndarray
-                ) -> np.ndarray:
-    """The ``(C, F)`` features of every coflow of :func:`instance_batch`."""
+def instance_features(instance: Instance, *, state: DagState | None = None,
+                      feature_set: str = "v1", gdm: np.ndarray | None = None,
+                      totals: CoflowTotals | None = None, level: np.ndarray | None = None
+                      ) -> np.ndarray:
+    """The ``(C, F)`` features of every coflow, in position order: the ``x`` of
+    :func:`instance_batch` (the same arguments), without the DAG's arrays (a caller that
+    follows a run builds those once, :class:`.live.LiveFeatures`)."""
     n_features(feature_set)
-    x = coflow_features(inst, state, totals=totals)
+    x = coflow_features(instance, state, totals=totals)
     if feature_set == "v2":
-        x = np.concatenate([x, heuristic_features(inst, state, level, gdm, totals=totals)],
+        x = np.concatenate([x, heuristic_features(instance, state, level, gdm, totals=totals)],
                            axis=1)
     return x
 
@@ -573,5 +576,6 @@ def instance_batch(instance: Instance, *, state: DagState | None = None,
     parent, child = e[:, 0].astype(np.int64), e[:, 1].astype(np.int64)
     if level is None:
         level = node_levels(inst.n_coflows, parent, child)
-    x = _instance_x(inst, state, feature_set, gdm, totals, level)
+    x = instance_features(inst, state=state, feature_set=feature_set, gdm=gdm, totals=totals,
+                          level=level)
     return _batch(x, parent, child, level, np.arange(inst.n_coflows, dtype=np.int64), -1)

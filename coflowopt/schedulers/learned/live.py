@@ -27,10 +27,10 @@ from coflowopt.schedulers.learned.features import (
     CoflowTotals,
     DagBatch,
     DagState,
-    _instance_x,
     as_state,
     coflow_totals,
     instance_batch,
+    instance_features,
     job_batches,
     node_levels,
 )
@@ -103,8 +103,8 @@ class LiveFeatures:
         """:func:`.features.instance_batch` at ``state`` (or the stepper's state); the DAG's
         arrays (levels, children) are built once per run, only the features per state."""
         state = as_state(state)
-        x = _instance_x(self.instance, state, self.feature_set, self.gdm, self.totals(state),
-                        self.level)
+        x = instance_features(self.instance, state=state, feature_set=self.feature_set,
+                              gdm=self.gdm, totals=self.totals(state), level=self.level)
         if self._dag is None:
             self._dag = instance_batch(self.instance, level=self.level)
         return dataclasses.replace(self._dag, x=x)
