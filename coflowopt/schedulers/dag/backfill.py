@@ -69,8 +69,8 @@ FREE, BASE = -1, -2  # holder of a port: nobody, the base plan (else the backfil
 # the repair heap's size between calls of the repair step
 _BAD_FLOW, _BAD_SLOT, _UNSERVED, _EVENTS, _REPAIRS, _SCANS, _HEAP = range(7)
 # the repair heap's first size, in keys per port (the listed ports, at most 2m, are keyed once
-# each, and a pop is followed by at most two pushes; on FB2010 jobs it never held more than
-# 2m + 1 keys); tests set it to 0 to run the heap's growth at every event
+# each, and a pop is followed by at most two pushes; it never held more than 2m keys on
+# FB2010's jobs or the 1x and 2x synthetic ones); tests set it to 0 to grow it at every event
 _HEAP_ROOM = 8
 
 #: what :func:`_bf_kernel` returns: the served plan's columns; ``bad_flow``, ``bad_slot``: a
