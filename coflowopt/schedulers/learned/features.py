@@ -517,14 +517,11 @@ def job_batches(instance: Instance, *, state: DagState | None = None,
     instance's DAG): when the caller has them.
     """
     inst = instance
-    n_features(feature_set)
-    x_all = coflow_features(inst, state, totals=totals)
     e = inst.starts_after
     if level is None:
         level = node_levels(inst.n_coflows, e[:, 0].astype(np.int64), e[:, 1].astype(np.int64))
-    if feature_set == "v2":
-        x_all = np.concatenate([x_all, heuristic_features(inst, state, level, gdm,
-                                                          totals=totals)], axis=1)
+    x_all = instance_features(inst, state=state, feature_set=feature_set, gdm=gdm,
+                              totals=totals, level=level)
     order = np.argsort(inst.coflow_job, kind="stable")
     ptr = np.zeros(inst.n_jobs + 1, dtype=np.int64)
     np.cumsum(np.bincount(inst.coflow_job, minlength=inst.n_jobs), out=ptr[1:])
