@@ -1,6 +1,7 @@
 """Where a compiled kernel spends its time, function by function, under Linux ``perf``.
 
-    perf record -F 999 -o run.data -- python benchmarks/perf_kernels.py TRACE SCHEDULER
+    perf record -F 999 -o run.data -- python benchmarks/perf_kernels.py TRACE SCHEDULER \
+        [--warm SMALL_INSTANCE]
     perf report -i run.data --no-children --sort sym
 
 numba's compiled functions are loaded from its cache into anonymous memory, so ``perf`` sees
@@ -96,9 +97,14 @@ def main(argv: Any = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("trace", help="a trace or instance file (as coflowopt run --trace)")
     ap.add_argument("scheduler", help="a scheduler name (as coflowopt run -s)")
+    ap.add_argument("--warm", metavar="FILE",
+                    help="the small instance that loads the kernels (default: a synthetic "
+                         "trace of 20 coflows; the DAG schedulers need jobs, e.g. coflowopt gen "
+                         "fb2010_jobs on it)")
     args = ap.parse_args(argv)
     inst = load_any(args.trace)
-    co.run(synthetic_trace(20, seed=1, ports=10), args.scheduler)  # loads the kernels
+    warm = load_any(args.warm) if args.warm else synthetic_trace(20, seed=1, ports=10)
+    co.run(warm, args.scheduler)  # loads the kernels
     entries = kernel_map()
     path = Path(f"/tmp/perf-{os.getpid()}.map")
     path.write_text("".join(f"{a:x} {s:x} {n}\n" for a, s, n in entries))

@@ -66,6 +66,7 @@ KERNEL_MODULES = (
     "schedulers/dag/dma.py",
     "schedulers/dag/slots.py",
     "schedulers/dag/bna.py",
+    "schedulers/dag/merge_stream.py",
     "schedulers/learned/converter.py",
     "schedulers/learned/features.py",
 )

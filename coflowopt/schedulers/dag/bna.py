@@ -67,6 +67,7 @@ __all__ = [
     "bna_items",
     "bna_plan",
     "effective_size",
+    "items_hk",
     "merge_pieces",
     "resolve_runs_hk",
     "run_bna",
@@ -591,7 +592,7 @@ def _compress(src, dst):
 
 
 @njit(cache=True)
-def _items_hk(src, dst, amt):
+def items_hk(src, dst, amt):
     """:func:`bna_items` with the ``"hk"`` rule, compiled end to end and sparse:
     ``O((nnz + changes) log k)`` for ``nnz`` entries of the augmented matrix."""
     ri, ci, k = _compress(src, dst)
@@ -628,7 +629,7 @@ def resolve_runs_hk(src: np.ndarray, dst: np.ndarray, member: np.ndarray, ptr: n
             sub_s[x] = src[member[a + x]]
             sub_d[x] = dst[member[a + x]]
         amt = np.full(b - a, rlen[g], np.int64)
-        item, start, length, _ = _items_hk(sub_s, sub_d, amt)
+        item, start, length, _ = items_hk(sub_s, sub_d, amt)
         if m + item.size > cap:
             if m > 0:
                 break           # this run starts the next block (computed again there)
@@ -662,7 +663,7 @@ def bna_items(src: np.ndarray, dst: np.ndarray, amount: np.ndarray, *,
     s_, d_, a_ = src[live], dst[live], amount[live]
     ri, ci, k = _compress(s_, d_)
     if _pick_rule(rule, k) == "hk":
-        item, start, length, eff = _items_hk(s_, d_, a_)
+        item, start, length, eff = items_hk(s_, d_, a_)
     else:
         D = np.zeros((k, k), _I64)
         np.add.at(D, (ri, ci), a_)

@@ -43,6 +43,7 @@ from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.params import Params
 from coflowopt.schedulers.dag.bna import bna_items, bna_plan, resolve_runs_hk
+from coflowopt.schedulers.dag.merge_stream import RunCut, run_merged
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
     counting_sort,
@@ -57,14 +58,18 @@ from coflowopt.sim.sink import Outcome, RateSink
 
 __all__ = [
     "DMAParams",
+    "RunCut",
     "aggregate_slots",
     "assemble_pieces",
+    "cut_runs",
     "delay_and_merge",
+    "dma_cut",
     "dma_plan",
     "draw_delays",
     "isolated_plan",
     "job_topological_order",
     "release_refusal",
+    "resolve_cut",
     "run_dma",
     "supports_dma",
 ]
@@ -151,18 +156,12 @@ def draw_delays(rng: np.random.Generator, jobs: np.ndarray, delta: int, beta: fl
     return x
 
 
-def delay_and_merge(instance: Instance, plans: Sequence[SlotPlan], delays: np.ndarray,
-                    rank: np.ndarray | None = None, *, rule: str = "maxweight") -> SlotPlan:
-    """DMA steps 2-4 on given isolated plans: shift plan ``i`` by ``delays[i]`` slots, merge,
-    and resolve every run of constant membership ([C], module docstring) of ``len`` slots and
-    real-pair count matrix ``M`` by ``BNA(len * M)``, a pair shared by several plans serving them by
-    increasing ``rank[i]`` (default ``i``); empty runs are dropped (idle compression).  The
-    result starts at slot 0 and ends at ``sum over runs of len * eff(M)``.
-
-    Memory (a merge of millions of (piece, run) members): index, port and slot columns are
-    int32 where the values fit; the colliding runs are resolved a block of
-    :data:`_BLOCK` pieces at a time, and the blocks are scattered by flow into two columns
-    and freed one by one; only the joined result is widened to the plan's int64."""
+def cut_runs(instance: Instance, plans: Sequence[SlotPlan], delays: np.ndarray,
+             rank: np.ndarray | None = None) -> RunCut | None:
+    """DMA steps 2-3 on given isolated plans: plan ``i`` shifted by ``delays[i]`` slots, the
+    merged pieces cut into runs (:class:`RunCut`; ``rank[i]``, default ``i``, is plan ``i``'s
+    priority); ``None`` when the plans have no piece.  Index, port and run columns are int32
+    where the values fit."""
     n = len(plans)
     delays = np.asarray(delays, dtype=_I64).reshape(-1)
     if delays.size != n:
@@ -173,7 +172,7 @@ def delay_and_merge(instance: Instance, plans: Sequence[SlotPlan], delays: np.nd
     rank = np.arange(n, dtype=_I64) if rank is None else np.asarray(rank, dtype=_I64)
     sizes = np.array([p.n_pieces for p in plans], dtype=_I64)
     if sizes.sum() == 0:
-        return SlotPlan.empty()
+        return None
     owner = np.repeat(np.arange(n, dtype=_I64), sizes)
     flow = np.concatenate([p.flow for p in plans])
     st = np.concatenate([p.start for p in plans]) + delays[owner]
@@ -195,10 +194,39 @@ def delay_and_merge(instance: Instance, plans: Sequence[SlotPlan], delays: np.nd
     eff = run_eff(ra, rb, np.concatenate([ps, pd + m]), 2 * m, n_runs, NO_W)
     begin = np.cumsum(rlen * eff) - rlen * eff          # compressed start of each run
     total = int(begin[-1] + rlen[-1] * eff[-1])
-    like = np.zeros(0, _fit(max(total + 1, flow.size, instance.n_flows)))
     # pieces by priority (rank of the plan, then flow): members of a run keep this order
     prio = np.lexsort((flow, rank[owner])).astype(it)
-    del owner
+    return RunCut(flow, ps, pd, ra, rb, rlen, eff, begin, prio, total)
+
+
+def delay_and_merge(instance: Instance, plans: Sequence[SlotPlan], delays: np.ndarray,
+                    rank: np.ndarray | None = None, *, rule: str = "maxweight") -> SlotPlan:
+    """DMA steps 2-4 on given isolated plans: shift plan ``i`` by ``delays[i]`` slots, merge,
+    and resolve every run of constant membership ([C], module docstring) of ``len`` slots and
+    real-pair count matrix ``M`` by ``BNA(len * M)``, a pair shared by several plans serving them by
+    increasing ``rank[i]`` (default ``i``); empty runs are dropped (idle compression).  The
+    result starts at slot 0 and ends at ``sum over runs of len * eff(M)``.
+
+    Memory (a merge of millions of (piece, run) members): index, port and slot columns are
+    int32 where the values fit (:func:`cut_runs`); the colliding runs are resolved a block of
+    :data:`_BLOCK` pieces at a time, and the blocks are scattered by flow into two columns
+    and freed one by one; only the joined result is widened to the plan's int64.  (A
+    streamed run needs no plan: :func:`coflowopt.schedulers.dag.merge_stream.run_merged`.)"""
+    box = [plans]   # handed over: cut_runs frees the isolated plans once concatenated
+    del plans
+    return resolve_cut(instance, cut_runs(instance, box.pop(), delays, rank), rule=rule)
+
+
+def resolve_cut(instance: Instance, cut: RunCut | None, *, rule: str = "maxweight"
+                ) -> SlotPlan:
+    """DMA step 4 on the runs of ``cut`` (:func:`cut_runs`; ``None``: no piece), as a plan
+    (:func:`delay_and_merge`)."""
+    if cut is None:
+        return SlotPlan.empty()
+    box = [cut]
+    del cut
+    flow, ps, pd, ra, rb, rlen, eff, begin, prio, total = box.pop()
+    like = np.zeros(0, _fit(max(total + 1, flow.size, instance.n_flows)))
     blocks = list(merge_runs(ra, rb, eff > 1, begin, rlen, prio, flow, NO_W, like))
     del ra, rb, prio
     cptr, cmem = blocks.pop()
@@ -262,15 +290,25 @@ def dma_plan(instance: Instance, jobs: np.ndarray, demand: np.ndarray, *,
     ``order``: the jobs' priority (a pair shared by several jobs in a merged slot serves them
     in this order; default increasing job position; G-DM passes its sigma); ``delays``:
     explicit ``X_j`` per job of ``jobs`` (slots) instead of drawing them."""
+    return resolve_cut(instance, dma_cut(instance, jobs, demand, rng=rng, beta=beta, rule=rule,
+                                         order=order, delays=delays), rule=rule)
+
+
+def dma_cut(instance: Instance, jobs: np.ndarray, demand: np.ndarray, *,
+            rng: np.random.Generator, beta: float = 1.0, rule: str = "maxweight",
+            order: np.ndarray | None = None, delays: np.ndarray | None = None
+            ) -> RunCut | None:
+    """DMA steps 1-3 of :func:`dma_plan` (the same arguments): the jobs' isolated plans,
+    delayed and cut into runs (:func:`cut_runs`), before their collisions are resolved."""
     jobs = np.asarray(jobs, dtype=_I64).reshape(-1)
     check_beta(beta)
     by_job = _coflows_by_job(instance, job_topological_order(instance))
     if delays is None:     # the isolated plans draw nothing: the same delays as after them
         delays = draw_delays(rng, jobs, aggregate_slots(instance, jobs, demand), beta)
-    # the list is handed over: delay_and_merge frees the isolated plans once merged
-    return delay_and_merge(
+    # the list is handed over: cut_runs frees the isolated plans once concatenated
+    return cut_runs(
         instance, [isolated_plan(instance, by_job[j], demand, rule=rule) for j in jobs.tolist()],
-        delays, job_rank(jobs, order), rule=rule)
+        delays, job_rank(jobs, order))
 
 
 def job_rank(jobs: np.ndarray, order: np.ndarray | None) -> np.ndarray:
@@ -346,11 +384,20 @@ def run_dma(instance: Instance, params: DMAParams, sink: RateSink, *, seed: Any 
         raise ValueError(f"dma: {why}")
     p = params
     demand = slot_demand(instance, p.quantum)
-    plan = dma_plan(instance, np.arange(instance.n_jobs), demand,
-                    rng=np.random.default_rng(seed), beta=p.beta, rule=p.rule)
+    cut = dma_cut(instance, np.arange(instance.n_jobs), demand,
+                  rng=np.random.default_rng(seed), beta=p.beta, rule=p.rule)
     meta = {"scheduler": "dma", "params": {"beta": p.beta, "rule": p.rule,
                                            "quantum": p.quantum},
-            "slot_length": slot_length(instance, p.quantum), "slots": plan.makespan}
+            "slot_length": slot_length(instance, p.quantum)}
+    if sink.stream and p.rule in ("hk", "auto") and cut is not None:
+        # no merged plan: the runs resolved and executed in time order
+        meta["slots"] = cut.total
+        box = [cut]
+        del cut
+        return run_merged(instance, box.pop(), quantum=p.quantum, sink=sink, meta=meta)
+    plan = resolve_cut(instance, cut, rule=p.rule)
+    del cut
+    meta["slots"] = plan.makespan
     box = [plan]  # handed over: run_plan frees the plan once it has its segments
     del plan
     return run_plan(instance, box.pop(), quantum=p.quantum, sink=sink, meta=meta)

@@ -1,0 +1,110 @@
+"""DMA's merge executed run by run (``merge_stream.run_merged``) against the merged plan
+executed whole (``slots.run_plan`` streamed, ``plan_to_schedule`` stored): the validator must
+end in the same state, breakpoint for breakpoint."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from coflowopt.model import Fabric, Instance
+from coflowopt.proofs_check.instances import random_dag_jobs
+from coflowopt.schedulers.dag import merge_stream, slots
+from coflowopt.schedulers.dag.dma import DMAParams, dma_cut, resolve_cut, run_dma
+from coflowopt.schedulers.dag.slots import plan_to_schedule, run_plan, slot_demand
+from coflowopt.sim.sink import RateSink
+from coflowopt.validate import StreamValidator, validate
+from coflowopt.workloads import dags
+from coflowopt.workloads.dags import CoflowClassMix
+
+
+class _Kept(StreamValidator):
+    """A validator that stays reachable after the run, with its final breakpoints."""
+
+    made: list[_Kept] = []
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        _Kept.made.append(self)
+
+
+def _instances() -> list:
+    rng = np.random.default_rng(23)
+    out = [random_dag_jobs(rng, jobs=(2, 5), per_job=(1, 4), max_coflows=10, releases=False)
+           for _ in range(10)]
+    mix = CoflowClassMix.single(1, 4, 1, 6)
+    out += [dags.layered_dags(4, ports=5, layers=(2, 3), width=(1, 3), seed=s, mix=mix)
+            for s in range(3)]
+    # ports of rate 0.1: a port's load, a sum of +-0.1 over the changes, then rounds with
+    # their order, so the validator's loads also check the order of the changes at a time
+    return out + [_on_rate(inst, 0.1) for inst in out[:6]]
+
+
+def _on_rate(inst: Instance, rate: float) -> Instance:
+    return Instance.from_arrays(
+        Fabric.uniform(inst.ports, rate), inst.flow_src, inst.flow_dst, inst.flow_volume,
+        inst.flow_coflow, coflow_job=inst.coflow_job, n_jobs=inst.n_jobs,
+        starts_after=inst.starts_after)
+
+
+def _final(run, monkeypatch: pytest.MonkeyPatch, module) -> _Kept:
+    _Kept.made.clear()
+    monkeypatch.setattr(module, "StreamValidator", _Kept)
+    out = run()
+    assert len(_Kept.made) == 1 and out.streamed
+    return _Kept.made[0]
+
+
+@pytest.mark.parametrize("quantum", [1.0, 0.3, 0.7])
+def test_same_validator_state_as_the_whole_plan(quantum: float,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Volumes that are not multiples of the quantum cut segments short inside a slot; a
+    buffer of 5 changes makes the sweep hand over many buffers, and a piece of one flow
+    often ends where its next one starts (joined across runs)."""
+    monkeypatch.setattr(merge_stream, "_BUF", 5)
+    for i, inst in enumerate(_instances()):
+        p = DMAParams(quantum=quantum, rule="hk")
+        new = _final(lambda inst=inst, p=p, i=i: run_dma(inst, p, RateSink.streaming(), seed=i),
+                     monkeypatch, merge_stream)
+        cut = dma_cut(inst, np.arange(inst.n_jobs), slot_demand(inst, quantum),
+                      rng=np.random.default_rng(i), beta=p.beta, rule="hk")
+        plan = resolve_cut(inst, cut, rule="hk")
+        old = _final(lambda inst=inst, plan=plan: run_plan(
+            inst, plan, quantum=quantum, sink=RateSink.streaming()), monkeypatch, slots)
+        assert np.array_equal(new.breakpoints, old.breakpoints), i
+        for a, b in zip(new.state, old.state, strict=True):
+            assert np.array_equal(a, b), i
+        stored = validate(inst, plan_to_schedule(inst, plan, quantum=quantum))
+        got = new.result()
+        assert np.array_equal(got.flow_start, stored.flow_start)
+        assert np.array_equal(got.flow_completion, stored.flow_completion)
+        assert got.end == stored.end == old.breakpoints[-1]
+
+
+def test_origin_and_meta(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A later origin shifts every breakpoint as ``run_plan`` shifts it; the run's ``slots``
+    is the merged plan's makespan."""
+    inst = _instances()[3]
+    cut = dma_cut(inst, np.arange(inst.n_jobs), slot_demand(inst, 0.3),
+                  rng=np.random.default_rng(4), rule="hk")
+    plan = resolve_cut(inst, cut, rule="hk")
+    new = _final(lambda: merge_stream.run_merged(inst, cut, quantum=0.3, origin=7.25,
+                                                 sink=RateSink.streaming()),
+                 monkeypatch, merge_stream)
+    old = _final(lambda: run_plan(inst, plan, quantum=0.3, origin=7.25,
+                                  sink=RateSink.streaming()), monkeypatch, slots)
+    assert new.breakpoints[0] >= 7.25
+    assert np.array_equal(new.breakpoints, old.breakpoints)
+    for a, b in zip(new.state, old.state, strict=True):
+        assert np.array_equal(a, b)
+    assert cut.total == plan.makespan
+    out = run_dma(inst, DMAParams(quantum=0.3, rule="hk"), RateSink.streaming(), seed=4)
+    assert out.meta["slots"] == plan.makespan
+
+
+def test_needs_a_streaming_sink() -> None:
+    inst = _instances()[0]
+    cut = dma_cut(inst, np.arange(inst.n_jobs), slot_demand(inst), rng=np.random.default_rng(0),
+                  rule="hk")
+    with pytest.raises(ValueError, match="must stream"):
+        merge_stream.run_merged(inst, cut, sink=RateSink.store())
