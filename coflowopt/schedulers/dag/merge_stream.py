@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numba import objmode
 
 from coflowopt._jit import njit
 from coflowopt.model import Instance
@@ -43,6 +44,8 @@ from coflowopt.validate.streamed import StreamValidator, stream_consume, stream_
 __all__ = ["RunCut", "run_merged"]
 
 _BUF = 1 << 18     # rate changes per validator call
+_BATCH = 1 << 20   # changes at slot times sorted together
+_SPAN = 1 << 31    # slots one batch may span (the keys' slot field)
 
 
 class RunCut(NamedTuple):
@@ -91,7 +94,7 @@ def run_merged(instance: Instance, cut: RunCut, *, quantum: float = 1.0, origin:
     buf_i, buf_d = np.empty((3, _BUF), np.int32), np.empty(_BUF)
     bps, n = _sweep(order, optr, pos, cut.rb, cut.src, cut.dst, cut.flow, cut.rlen, cut.eff,
                     cut.begin, vol, q, 1e-9 * q, q / c, c, float(origin), sv.state, buf_i,
-                    buf_d)
+                    buf_d, _BATCH, _SPAN)
     if bps.size == 0:
         bps = np.array([float(origin)])
     sv.finish(bps, n, buffer=(buf_i, buf_d))
@@ -100,11 +103,13 @@ def run_merged(instance: Instance, cut: RunCut, *, quantum: float = 1.0, origin:
 
 @njit(cache=True)
 def _sweep(order, optr, pos, rb, src, dst, flow, rlen, eff, begin, vol, q, tiny, dt, c,
-           origin, vs, buf_i, buf_d):
+           origin, vs, buf_i, buf_d, batch, span):
     """The runs in time order (module docstring); returns the breakpoints and the number of
-    changes left in the buffer.  A run's changes at slot times are sorted as one int64 key
-    each, ``(slot - begin) << 32 | kind << 31 | flow`` (an end is kind 0, a start 1); the cut
-    ends, at most one per flow, wait in a short list of (time, flow) merged in by time."""
+    changes left in the buffer.  The changes at slot times are kept as one int64 key each,
+    ``(slot - base) << 32 | kind << 31 | flow`` (an end is kind 0, a start 1), and sorted a
+    batch of runs at a time (at least ``batch`` keys, or a span of ``span`` slots from the
+    batch's first slot ``base``; at most 2^31); the cut ends, at most one per flow, wait in a
+    short list of (time, flow) merged in by time."""
     F = vol.size
     # per flow, one row (a piece reads and writes one cache line): slots of its pieces taken
     # so far, its open segment's first and end slot, and whether that segment is open (bit
@@ -116,7 +121,9 @@ def _sweep(order, optr, pos, rb, src, dst, flow, rlen, eff, begin, vol, q, tiny,
     act = np.empty(64, np.int64)          # the pieces covering the run, by priority
     nxt = np.empty(64, np.int64)
     n_act = 0
-    key = np.empty(64, np.int64)          # the run's changes at slot times
+    key = np.empty(64, np.int64)          # the batch's changes at slot times
+    n_key = 0
+    base = 0                              # the batch's first slot
     cut_t = np.empty(64)                  # cut ends not yet passed on: time, flow
     cut_f = np.empty(64, np.int64)
     n_cut = 0
@@ -154,6 +161,17 @@ def _sweep(order, optr, pos, rb, src, dst, flow, rlen, eff, begin, vol, q, tiny,
             continue
         b0 = begin[r]
         ln = rlen[r]
+        end_slot = b0 + ln * e
+        if n_key == 0:
+            base = b0
+        elif end_slot - base >= span:      # past the keys' slot field
+            bps, kk, ns, n_cut = _flush(key, n_key, base, cut_t, cut_f, n_cut,
+                                        origin + b0 * dt, origin, dt, c, bps, kk, vs, buf_i,
+                                        buf_d, ns)
+            n_key = 0
+            base = b0
+        if end_slot - base >= 1 << 31:
+            raise ValueError("run_merged: a run longer than 2^31 slots")
         if e == 1:
             n_pc = n_act
         else:
@@ -167,8 +185,10 @@ def _sweep(order, optr, pos, rb, src, dst, flow, rlen, eff, begin, vol, q, tiny,
         # room for every change this run can make: a start and an end per piece, an end per
         # segment open before it
         room = 2 * n_pc + n_live + 1
-        if key.size < room:
-            key = np.empty(2 * room, np.int64)
+        if key.size < n_key + room:
+            k2 = np.empty(2 * (n_key + room), np.int64)
+            k2[:n_key] = key[:n_key]
+            key = k2
         if cut_t.size < n_cut + room:
             t2 = np.empty(2 * (n_cut + room))
             f2 = np.empty(t2.size, np.int64)
@@ -180,7 +200,6 @@ def _sweep(order, optr, pos, rb, src, dst, flow, rlen, eff, begin, vol, q, tiny,
             l2 = np.empty(2 * (n_live + n_pc), np.int64)
             l2[:n_live] = live[:n_live]
             live = l2
-        n_key = 0
         for x in range(n_pc):
             if e == 1:
                 f = flow[act[x]]
@@ -203,7 +222,7 @@ def _sweep(order, optr, pos, rb, src, dst, flow, rlen, eff, begin, vol, q, tiny,
                     fs[f, 3] = 1 | full
                     continue
                 if flags & 2:
-                    key[n_key] = ((fs[f, 2] - b0) << 32) | f
+                    key[n_key] = ((fs[f, 2] - base) << 32) | f
                     n_key += 1
                 else:
                     cut_t[n_cut] = (origin + fs[f, 1] * dt) + cur_need[f] / c
@@ -216,10 +235,9 @@ def _sweep(order, optr, pos, rb, src, dst, flow, rlen, eff, begin, vol, q, tiny,
             fs[f, 2] = s + n
             fs[f, 3] = 1 | full
             cur_need[f] = need
-            key[n_key] = ((s - b0) << 32) | (1 << 31) | f
+            key[n_key] = ((s - base) << 32) | (1 << 31) | f
             n_key += 1
         # segments that do not reach the run's end (or are cut) end now
-        end_slot = b0 + ln * e
         k = 0
         for x in range(n_live):
             f = live[x]
@@ -228,7 +246,7 @@ def _sweep(order, optr, pos, rb, src, dst, flow, rlen, eff, begin, vol, q, tiny,
                     live[k] = f
                     k += 1
                     continue
-                key[n_key] = ((fs[f, 2] - b0) << 32) | f
+                key[n_key] = ((fs[f, 2] - base) << 32) | f
                 n_key += 1
             else:
                 cut_t[n_cut] = (origin + fs[f, 1] * dt) + cur_need[f] / c
@@ -236,10 +254,13 @@ def _sweep(order, optr, pos, rb, src, dst, flow, rlen, eff, begin, vol, q, tiny,
                 n_cut += 1
             fs[f, 3] = 0
         n_live = k
-        key[:n_key].sort()
-        bps, kk, ns, n_cut = _emit(key, n_key, b0, cut_t, cut_f, n_cut,
-                                   origin + end_slot * dt, origin, dt, c, bps, kk, vs, buf_i,
-                                   buf_d, ns)
+        if n_key >= batch:
+            bps, kk, ns, n_cut = _flush(key, n_key, base, cut_t, cut_f, n_cut,
+                                        origin + end_slot * dt, origin, dt, c, bps, kk, vs,
+                                        buf_i, buf_d, ns)
+            n_key = 0
+    bps, kk, ns, n_cut = _flush(key, n_key, base, cut_t, cut_f, n_cut, np.inf, origin, dt, c,
+                                bps, kk, vs, buf_i, buf_d, ns)
     for x in range(n_live):      # every open segment ends with the last run
         f = live[x]
         if cut_t.size <= n_cut:
@@ -248,24 +269,39 @@ def _sweep(order, optr, pos, rb, src, dst, flow, rlen, eff, begin, vol, q, tiny,
         cut_t[n_cut] = origin + fs[f, 2] * dt
         cut_f[n_cut] = f
         n_cut += 1
-    bps, kk, ns, n_cut = _emit(key, 0, 0, cut_t, cut_f, n_cut, np.inf, origin, dt, c, bps, kk,
-                               vs, buf_i, buf_d, ns)
+    bps, kk, ns, n_cut = _flush(key, 0, 0, cut_t, cut_f, n_cut, np.inf, origin, dt, c, bps,
+                                kk, vs, buf_i, buf_d, ns)
     return bps[: kk + 1], ns
+
+
+def _sort_batch(keys: np.ndarray, n_keys: int, cut_t: np.ndarray, cut_f: np.ndarray,
+                n_cut: int) -> None:
+    """In place: the keys, and the waiting ends by (time, flow), by numpy's sorts (vectorised,
+    several times numba's)."""
+    keys[:n_keys].sort()
+    o = np.lexsort((cut_f[:n_cut], cut_t[:n_cut]))
+    cut_t[:n_cut] = cut_t[:n_cut][o]
+    cut_f[:n_cut] = cut_f[:n_cut][o]
+
+
+@njit(cache=True)
+def _flush(keys, n_keys, b0, cut_t, cut_f, n_cut, horizon, origin, dt, c, bps, kk, vs, buf_i,
+           buf_d, ns):
+    """The batch's changes and the waiting ends sorted (by numpy, in object mode: one call per
+    batch) and passed on (:func:`_emit`)."""
+    if n_keys > 1 or n_cut > 1:
+        with objmode():
+            _sort_batch(keys, n_keys, cut_t, cut_f, n_cut)
+    return _emit(keys, n_keys, b0, cut_t, cut_f, n_cut, horizon, origin, dt, c, bps, kk, vs,
+                 buf_i, buf_d, ns)
 
 
 @njit(cache=True)
 def _emit(keys, n_keys, b0, cut_t, cut_f, n_cut, horizon, origin, dt, c, bps, kk, vs, buf_i,
           buf_d, ns):
-    """The run's sorted slot-time changes (``keys[:n_keys]``, slots from ``b0``) and the
+    """The sorted slot-time changes (``keys[:n_keys]``, slots from ``b0``) and the sorted
     waiting ends before ``horizon`` (``cut_t``, ``cut_f``) to the validator, by time, then ends
     before starts, then flow; the later ends keep waiting.  Returns ``(bps, kk, ns, n_cut)``."""
-    if n_cut > 1:
-        o = np.argsort(cut_f[:n_cut])
-        o = o[np.argsort(cut_t[:n_cut][o], kind="mergesort")]
-        ct = cut_t[:n_cut][o]
-        cf = cut_f[:n_cut][o]
-        cut_t[:n_cut] = ct
-        cut_f[:n_cut] = cf
     mask = (1 << 31) - 1
     # room for a breakpoint per change, made once: growing the array per change would
     # rebind it per change (two atomic reference counts each)

@@ -4,6 +4,8 @@ end in the same state, breakpoint for breakpoint."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import pytest
 
@@ -21,7 +23,7 @@ from coflowopt.workloads.dags import CoflowClassMix
 class _Kept(StreamValidator):
     """A validator that stays reachable after the run, with its final breakpoints."""
 
-    made: list[_Kept] = []
+    made: ClassVar[list[_Kept]] = []
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -55,13 +57,19 @@ def _final(run, monkeypatch: pytest.MonkeyPatch, module) -> _Kept:
     return _Kept.made[0]
 
 
-@pytest.mark.parametrize("quantum", [1.0, 0.3, 0.7])
-def test_same_validator_state_as_the_whole_plan(quantum: float,
+@pytest.mark.parametrize(("quantum", "batch", "span"),
+                         [(1.0, 1 << 20, 1 << 31), (0.3, 1, 1 << 31), (0.7, 4, 3),
+                          (1.0, 1 << 20, 1)])
+def test_same_validator_state_as_the_whole_plan(quantum: float, batch: int, span: int,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Volumes that are not multiples of the quantum cut segments short inside a slot; a
     buffer of 5 changes makes the sweep hand over many buffers, and a piece of one flow
-    often ends where its next one starts (joined across runs)."""
+    often ends where its next one starts (joined across runs).  Batches of one run (a key
+    or more), of 4 keys or 3 slots, and of one slot (every run begins a new batch before
+    it) pass the changes on at every kind of batch end."""
     monkeypatch.setattr(merge_stream, "_BUF", 5)
+    monkeypatch.setattr(merge_stream, "_BATCH", batch)
+    monkeypatch.setattr(merge_stream, "_SPAN", span)
     for i, inst in enumerate(_instances()):
         p = DMAParams(quantum=quantum, rule="hk")
         new = _final(lambda inst=inst, p=p, i=i: run_dma(inst, p, RateSink.streaming(), seed=i),
