@@ -395,8 +395,9 @@ def run_dma(instance: Instance, params: DMAParams, sink: RateSink, *, seed: Any 
         box = [cut]
         del cut
         return run_merged(instance, box.pop(), quantum=p.quantum, sink=sink, meta=meta)
-    plan = resolve_cut(instance, cut, rule=p.rule)
+    box_c = [cut]   # handed over: resolve_cut frees the runs once merged
     del cut
+    plan = resolve_cut(instance, box_c.pop(), rule=p.rule)
     meta["slots"] = plan.makespan
     box = [plan]  # handed over: run_plan frees the plan once it has its segments
     del plan

@@ -4,8 +4,9 @@
 piece of every flow, int64 columns ordered by flow) and
 :func:`~coflowopt.schedulers.dag.slots.run_plan` then executes it real-first; at ten times
 FB2010 that plan holds 227 M pieces, 5.4 GB before its segments are keyed.  The runs of
-constant membership (:class:`~coflowopt.schedulers.dag.dma.RunCut`) follow each other in time,
-so the same execution can follow them in order and keep only what is open:
+constant membership (:class:`RunCut`, made by :func:`~coflowopt.schedulers.dag.dma.cut_runs`)
+follow each other in time, so the same execution can follow them in order and keep only what
+is open:
 
 - a sweep over the runs keeps the pieces covering the current run in priority order (each
   piece enters at its first run and leaves after its last); a run without collision gives
@@ -18,8 +19,9 @@ so the same execution can follow them in order and keep only what is open:
   ``[s, e)`` starts at ``origin + s dt`` and ends at ``origin + e dt``, a cut one at
   ``(origin + s dt) + need / c``;
 - a segment still open at the end of its run ends there unless the next run extends it; the
-  rate changes of a run are ordered by time, then ends before starts, then flow (the order
-  of ``run_plan``'s breakpoints), and those before the run's end go to the validator.
+  rate changes of a batch of runs are ordered by time, then ends before starts, then flow
+  (the order of ``run_plan``'s breakpoints), and those before the batch's end go to the
+  validator.
 
 The validator therefore sees the same changes at the same breakpoints as from ``run_plan``
 on the assembled plan (``tests/schedulers/dag/test_merge_stream.py``), and the memory is the
@@ -82,19 +84,20 @@ def run_merged(instance: Instance, cut: RunCut, *, quantum: float = 1.0, origin:
                          "delay_and_merge and run_plan instead)")
     c = float(instance.fabric.capacity_in[0])
     q = float(quantum)
-    n_runs = int(cut.rlen.size)
+    flow, src, dst, ra, rb, rlen, eff, begin, prio, _ = cut
+    del cut     # the caller's only reference when handed over: ra and prio go below
     # the pieces grouped by their first run, in priority order within a group
-    optr, idx = counting_sort(cut.ra[cut.prio], n_runs)
-    order = cut.prio[idx]
-    del idx
-    pos = np.empty(cut.prio.size, cut.prio.dtype)
-    pos[cut.prio] = np.arange(cut.prio.size, dtype=cut.prio.dtype)
+    optr, idx = counting_sort(ra[prio], int(rlen.size))
+    order = prio[idx]
+    del idx, ra
+    pos = np.empty(prio.size, prio.dtype)
+    pos[prio] = np.arange(prio.size, dtype=prio.dtype)
+    del prio
     vol = np.ascontiguousarray(instance.flow_volume, dtype=np.float64)
     sv = StreamValidator(instance, sink.check)
     buf_i, buf_d = np.empty((3, _BUF), np.int32), np.empty(_BUF)
-    bps, n = _sweep(order, optr, pos, cut.rb, cut.src, cut.dst, cut.flow, cut.rlen, cut.eff,
-                    cut.begin, vol, q, 1e-9 * q, q / c, c, float(origin), sv.state, buf_i,
-                    buf_d, _BATCH, _SPAN)
+    bps, n = _sweep(order, optr, pos, rb, src, dst, flow, rlen, eff, begin, vol, q, 1e-9 * q,
+                    q / c, c, float(origin), sv.state, buf_i, buf_d, _BATCH, _SPAN)
     if bps.size == 0:
         bps = np.array([float(origin)])
     sv.finish(bps, n, buffer=(buf_i, buf_d))
