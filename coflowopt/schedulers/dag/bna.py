@@ -547,8 +547,10 @@ def _assign_real_first(item_ent, amt, n_ent, v_ent, v_start, v_end):
 @njit(cache=True)
 def _ranks(x: np.ndarray) -> tuple[np.ndarray, int]:
     """The rank of each value among the distinct values of ``x`` (as ``np.unique``'s inverse;
-    values ``>= 0``) and their number: a pass over the value range when it is at most ``4n``,
-    else one sort of ``value * n + position`` (``O(min(range, n log n))``)."""
+    values ``>= 0``) and their number: a pass over the value range when it is below
+    ``16 n + 64``, else one sort of ``value * n + position`` (``O(min(range, n log n))``).  A
+    DMA run at ten times FB2010 has about 200 members on 1,500 ports: the pass over the ports
+    costs less than the sort (which took 9% of the run when the bound was ``4 n``)."""
     n = x.size
     r = np.empty(n, np.int64)
     if n == 0:
@@ -558,7 +560,7 @@ def _ranks(x: np.ndarray) -> tuple[np.ndarray, int]:
     for i in range(n):
         lo = min(lo, x[i])
         hi = max(hi, x[i])
-    if hi - lo < 4 * n:
+    if hi - lo < 16 * n + 64:
         rank = np.zeros(hi - lo + 1, np.int64)
         for i in range(n):
             rank[x[i] - lo] = 1

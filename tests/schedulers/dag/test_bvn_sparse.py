@@ -140,3 +140,17 @@ def test_run_shaped_items() -> None:
     dst2 = np.r_[dst, dst[:1]]
     item, start, _, _ = bna_items(src2, dst2, np.full(71, 3), rule="hk")
     assert start[item == 0].min() < start[item == 70].min()
+
+
+@pytest.mark.parametrize("spread", [1, 8, 40, 10_000])
+def test_ranks_match_unique(spread: int) -> None:
+    """``_ranks`` (a pass over the value range, or a sort when the range is wide) against
+    ``np.unique``'s inverse, on values ``spread`` times as wide as they are many."""
+    from coflowopt.schedulers.dag.bna import _ranks
+
+    rng = np.random.default_rng(spread)
+    for n in (1, 2, 5, 30, 200, 900):
+        x = rng.integers(0, spread * n + 1, n) + int(rng.integers(0, 50))
+        r, k = _ranks(x)
+        u, inv = np.unique(x, return_inverse=True)
+        assert k == u.size and np.array_equal(r, inv)
