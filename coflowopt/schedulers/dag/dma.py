@@ -178,11 +178,20 @@ def cut_runs(instance: Instance, plans: Sequence[SlotPlan], delays: np.ndarray,
     st = np.concatenate([p.start for p in plans]) + delays[owner]
     en = st + np.concatenate([p.length for p in plans])
     del plans   # freed here when the caller handed the list over (dma_plan does)
-    bounds = np.unique(np.concatenate([st, en]))
-    n_runs = bounds.size - 1
-    it = _fit(max(n_runs + 1, flow.size))
-    ra = np.searchsorted(bounds, st).astype(it)
-    rb = np.searchsorted(bounds, en).astype(it)
+    top = int(en.max()) + 1
+    if top <= 4 * st.size + 1024:
+        # the boundaries marked on the slots, each slot's boundary rank by a running count
+        # (O(P + slots), the same runs as the sort below)
+        bounds, ra, rb = _slot_runs(st, en, top, np.zeros(0, _fit(max(top, flow.size))))
+        n_runs = bounds.size - 1
+        it = _fit(max(n_runs + 1, flow.size))
+        ra, rb = ra.astype(it, copy=False), rb.astype(it, copy=False)
+    else:
+        bounds = np.unique(np.concatenate([st, en]))
+        n_runs = bounds.size - 1
+        it = _fit(max(n_runs + 1, flow.size))
+        ra = np.searchsorted(bounds, st).astype(it)
+        rb = np.searchsorted(bounds, en).astype(it)
     del st, en
     rlen = np.diff(bounds)
     del bounds
@@ -411,9 +420,13 @@ def run_dma(instance: Instance, params: DMAParams, sink: RateSink, *, seed: Any 
 def run_eff(ra, rb, port, n_ports, n_runs, w):
     """Largest load of one port in every run: piece ``i`` covers runs ``ra[i]..rb[i]-1``,
     uses ports ``port[i]`` and ``port[i + P]`` and weighs ``w[i]`` (1 each if ``w`` is
-    empty): per port a difference array over the runs it touches."""
+    empty).  Unit weights: one sweep over the runs (:func:`_unit_eff`); else per port a
+    difference array over the runs it touches (``O(ports x runs)`` when every port is used
+    from the first run to the last, as DMA's random delays make it)."""
     P = ra.size
     unit = w.size == 0
+    if unit:
+        return _unit_eff(ra, rb, port, n_ports, n_runs)
     eff = np.zeros(n_runs, np.int64)
     ptr, idx = counting_sort(port, n_ports)   # port entries grouped by port
     cnt = np.zeros(n_runs + 1, np.int64)
@@ -434,6 +447,77 @@ def run_eff(ra, rb, port, n_ports, n_runs, w):
                 eff[r] = c
         for r in range(lo, hi + 1):
             cnt[r] = 0
+    return eff
+
+
+@njit(cache=True)
+def _slot_runs(st, en, top, like):
+    """The sorted distinct values of ``st`` and ``en`` (slots below ``top``) and each one's
+    index among them (``np.unique`` and ``np.searchsorted`` of :func:`cut_runs`), the
+    indices in ``like``'s dtype."""
+    mark = np.zeros(top, np.bool_)
+    for i in range(st.size):
+        mark[st[i]] = True
+        mark[en[i]] = True
+    rank = np.empty(top, like.dtype)
+    k = 0
+    for t in range(top):
+        rank[t] = k
+        if mark[t]:
+            k += 1
+    bounds = np.empty(k, np.int64)
+    k = 0
+    for t in range(top):
+        if mark[t]:
+            bounds[k] = t
+            k += 1
+    ra = np.empty(st.size, like.dtype)
+    rb = np.empty(st.size, like.dtype)
+    for i in range(st.size):
+        ra[i] = rank[st[i]]
+        rb[i] = rank[en[i]]
+    return bounds, ra, rb
+
+
+@njit(cache=True)
+def _unit_eff(ra, rb, port, n_ports, n_runs):
+    """:func:`run_eff` of unit pieces in ``O(P + ports + runs)``: the runs in order, the
+    pieces ending at a run leaving their two ports and those starting there joining them;
+    per port its load, per load the number of ports at it, and the largest load, which a
+    leave lowers by at most one (to a load some port still has)."""
+    P = ra.size
+    sptr, sidx = counting_sort(ra, n_runs + 1)     # pieces by first run
+    eptr, eidx = counting_sort(rb, n_runs + 1)     # and by end run
+    load = np.zeros(n_ports, np.int64)
+    top = 0
+    for i in range(2 * P):          # no port carries more than its pieces
+        load[port[i]] += 1
+        top = max(top, load[port[i]])
+    load[:] = 0
+    at = np.zeros(top + 2, np.int64)   # ports at each load
+    at[0] = n_ports
+    mx = 0
+    eff = np.zeros(n_runs, np.int64)
+    for r in range(n_runs):
+        for t in range(eptr[r], eptr[r + 1]):
+            i = eidx[t]
+            for u in (port[i], port[i + P]):
+                c = load[u]
+                at[c] -= 1
+                at[c - 1] += 1
+                load[u] = c - 1
+                if c == mx and at[c] == 0:
+                    mx = c - 1
+        for t in range(sptr[r], sptr[r + 1]):
+            i = sidx[t]
+            for u in (port[i], port[i + P]):
+                c = load[u] + 1
+                at[c - 1] -= 1
+                at[c] += 1
+                load[u] = c
+                if c > mx:
+                    mx = c
+        eff[r] = mx
     return eff
 
 

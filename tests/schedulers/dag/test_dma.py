@@ -209,3 +209,38 @@ def test_merge_matches_run_by_run_reference(rule: str, monkeypatch: pytest.Monke
         assert np.array_equal(got.flow, f) and np.array_equal(got.start, s)
         assert np.array_equal(got.length, n)
         validate(inst, plan_to_schedule(inst, got))
+
+
+def test_unit_eff_sweep_matches_per_port_counts() -> None:
+    """``run_eff`` of unit pieces (a sweep over the runs keeping the ports at each load)
+    against its per-port difference arrays (the weighted form, given weights of 1) and a
+    brute count per run."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        m, P = int(rng.integers(1, 6)), int(rng.integers(1, 40))
+        n_runs = int(rng.integers(1, 15))
+        ra = rng.integers(0, n_runs, P)
+        rb = ra + 1 + rng.integers(0, n_runs - ra)
+        port = np.concatenate([rng.integers(0, m, P), m + rng.integers(0, m, P)])
+        got = dma_mod.run_eff(ra, rb, port, 2 * m, n_runs, dma_mod.NO_W)
+        weighted = dma_mod.run_eff(ra, rb, port, 2 * m, n_runs, np.ones(P, np.int64))
+        brute = np.zeros(n_runs, np.int64)
+        for r in range(n_runs):
+            on = (ra <= r) & (r < rb)
+            brute[r] = np.bincount(port[np.concatenate([on, on])], minlength=2 * m).max()
+        assert np.array_equal(got, weighted) and np.array_equal(got, brute)
+
+
+def test_slot_runs_match_unique_and_searchsorted() -> None:
+    """The run boundaries marked on the slots (``_slot_runs``) against the sort
+    (``np.unique``, ``np.searchsorted``) that ``cut_runs`` takes for sparse slots."""
+    rng = np.random.default_rng(8)
+    for _ in range(100):
+        P = int(rng.integers(1, 30))
+        st = rng.integers(0, 60, P)
+        en = st + rng.integers(1, 20, P)
+        bounds, ra, rb = dma_mod._slot_runs(st, en, int(en.max()) + 1, np.zeros(0, np.int32))
+        u = np.unique(np.concatenate([st, en]))
+        assert np.array_equal(bounds, u)
+        assert np.array_equal(ra, np.searchsorted(u, st))
+        assert np.array_equal(rb, np.searchsorted(u, en))
