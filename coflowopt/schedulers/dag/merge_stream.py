@@ -218,19 +218,13 @@ def _sweep(order, optr, pos, rb, src, dst, flow, rlen, eff, begin, vol, q, tiny,
             if not need > tiny:
                 continue
             full = 2 if need >= n * q - tiny else 0
-            flags = fs[f, 3]
-            if flags & 1:
+            if fs[f, 3] & 1:
                 if s == fs[f, 2]:
                     fs[f, 2] += n
                     fs[f, 3] = 1 | full
                     continue
-                if flags & 2:
-                    key[n_key] = ((fs[f, 2] - base) << 32) | f
-                    n_key += 1
-                else:
-                    cut_t[n_cut] = (origin + fs[f, 1] * dt) + cur_need[f] / c
-                    cut_f[n_cut] = f
-                    n_cut += 1
+                n_key, n_cut = _close(f, fs, cur_need, base, origin, dt, c, key, n_key, cut_t,
+                                      cut_f, n_cut)
             else:
                 live[n_live] = f
                 n_live += 1
@@ -244,17 +238,12 @@ def _sweep(order, optr, pos, rb, src, dst, flow, rlen, eff, begin, vol, q, tiny,
         k = 0
         for x in range(n_live):
             f = live[x]
-            if fs[f, 3] & 2:
-                if fs[f, 2] == end_slot:
-                    live[k] = f
-                    k += 1
-                    continue
-                key[n_key] = ((fs[f, 2] - base) << 32) | f
-                n_key += 1
-            else:
-                cut_t[n_cut] = (origin + fs[f, 1] * dt) + cur_need[f] / c
-                cut_f[n_cut] = f
-                n_cut += 1
+            if fs[f, 3] & 2 and fs[f, 2] == end_slot:
+                live[k] = f
+                k += 1
+                continue
+            n_key, n_cut = _close(f, fs, cur_need, base, origin, dt, c, key, n_key, cut_t, cut_f,
+                                  n_cut)
             fs[f, 3] = 0
         n_live = k
         if n_key >= batch:
@@ -275,6 +264,18 @@ def _sweep(order, optr, pos, rb, src, dst, flow, rlen, eff, begin, vol, q, tiny,
     bps, kk, ns, n_cut = _flush(key, 0, 0, cut_t, cut_f, n_cut, np.inf, origin, dt, c, bps,
                                 kk, vs, buf_i, buf_d, ns)
     return bps[: kk + 1], ns
+
+
+@njit(cache=True, inline="always")
+def _close(f, fs, cur_need, base, origin, dt, c, key, n_key, cut_t, cut_f, n_cut):
+    """Flow ``f``'s open segment ends: a full one at its end slot (a key), a cut one where
+    its volume runs out (a waiting end).  Returns ``(n_key, n_cut)``."""
+    if fs[f, 3] & 2:
+        key[n_key] = ((fs[f, 2] - base) << 32) | f
+        return n_key + 1, n_cut
+    cut_t[n_cut] = (origin + fs[f, 1] * dt) + cur_need[f] / c
+    cut_f[n_cut] = f
+    return n_key, n_cut + 1
 
 
 def _sort_batch(keys: np.ndarray, n_keys: int, cut_t: np.ndarray, cut_f: np.ndarray,
