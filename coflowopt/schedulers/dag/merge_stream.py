@@ -38,7 +38,7 @@ from numba import objmode
 from coflowopt._jit import njit
 from coflowopt.model import Instance
 from coflowopt.schedulers.dag.bna import items_hk
-from coflowopt.schedulers.dag.slots import counting_sort
+from coflowopt.schedulers.dag.slots import counting_sort, uniform_fabric_refusal
 from coflowopt.sim.events import grow
 from coflowopt.sim.sink import Outcome, RateSink
 from coflowopt.validate.streamed import StreamValidator, stream_consume, stream_push
@@ -82,6 +82,9 @@ def run_merged(instance: Instance, cut: RunCut, *, quantum: float = 1.0, origin:
     if not sink.stream:
         raise ValueError("run_merged: the sink must stream (store the plan with "
                          "delay_and_merge and run_plan instead)")
+    why = uniform_fabric_refusal(instance)
+    if why is not None:
+        raise ValueError(f"run_merged: {why}")
     c = float(instance.fabric.capacity_in[0])
     q = float(quantum)
     flow, src, dst, ra, rb, rlen, eff, begin, prio, _ = cut

@@ -110,9 +110,15 @@ def test_origin_and_meta(monkeypatch: pytest.MonkeyPatch) -> None:
     assert out.meta["slots"] == plan.makespan
 
 
-def test_needs_a_streaming_sink() -> None:
+def test_needs_a_streaming_sink_and_one_port_rate() -> None:
     inst = _instances()[0]
     cut = dma_cut(inst, np.arange(inst.n_jobs), slot_demand(inst), rng=np.random.default_rng(0),
                   rule="hk")
     with pytest.raises(ValueError, match="must stream"):
         merge_stream.run_merged(inst, cut, sink=RateSink.store())
+    mixed = Instance.from_arrays(
+        Fabric(inst.ports, np.r_[2.0, np.ones(inst.ports - 1)], np.ones(inst.ports)),
+        inst.flow_src, inst.flow_dst, inst.flow_volume, inst.flow_coflow,
+        coflow_job=inst.coflow_job, n_jobs=inst.n_jobs, starts_after=inst.starts_after)
+    with pytest.raises(ValueError, match="port in 0 has 2"):
+        merge_stream.run_merged(mixed, cut, sink=RateSink.streaming())
