@@ -43,6 +43,7 @@ import numpy as np
 from coflowopt.lp import JobOrderResult, primal_dual_job_order
 from coflowopt.model import Instance
 from coflowopt.params import Params
+from coflowopt.schedulers.dag.merge_stream import RunCut, join_runs, run_merged
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
     run_plan,
@@ -57,6 +58,7 @@ __all__ = [
     "GDMParams",
     "GDMRTParams",
     "coflow_priority",
+    "gdm_cut",
     "gdm_groups",
     "gdm_plan",
     "gdm_rt_supports",
@@ -313,28 +315,67 @@ def gdm_plan(instance: Instance, params: GDMParams, rng: np.random.Generator, *,
     of each non-empty group (in the order of ``groups``)."""
     inst = instance
     demand = slot_demand(inst, params.quantum)
-    res = primal_dual_job_order(inst, params.kappa)
-    g = gdm_groups(inst, res, demand, B=B, quantum=params.quantum)
+    g = _grouping(inst, params, demand, B)
     if rooted:
         from coflowopt.schedulers.dag.rooted import dma_rt_plan
     else:
         from coflowopt.schedulers.dag.dma import dma_plan
-    plans = []
-    starts = np.zeros(len(g.groups), dtype=_I64)
-    F = 0
-    for k, (_, jobs) in enumerate(g.groups):
-        S = max(F, int(g.release[jobs].max()))
+
+    def one(jobs: np.ndarray, S: int) -> tuple[Any, int]:
         if rooted:
             p = dma_rt_plan(inst, jobs, demand, rng=rng, beta=params.beta,
                             l_I=params.l_I, rule=params.rule, order=jobs)  # type: ignore[attr-defined]
         else:
             p = dma_plan(inst, jobs, demand, rng=rng, beta=params.beta, rule=params.rule,
                          order=jobs)
+        return _compact(p, S), p.makespan   # the group's plan freed once compacted
+
+    parts, starts = _each_group(g, one)
+    return _concat_compact([part for part, _ in parts]), g, starts
+
+
+def gdm_cut(instance: Instance, params: GDMParams, rng: np.random.Generator, *,
+            B: int | None = None) -> tuple[RunCut | None, GDMGroups, np.ndarray, int]:
+    """G-DM's groups as DMA runs before their collisions are resolved (:func:`gdm_plan`'s
+    delays, drawn in the same order): each group's runs (:func:`~coflowopt.schedulers.dag.
+    dma.dma_cut`) shifted to its start slot and joined (``None``: no piece); the grouping,
+    the groups' start slots and the plan's makespan."""
+    from coflowopt.schedulers.dag.dma import dma_cut
+
+    inst = instance
+    demand = slot_demand(inst, params.quantum)
+    g = _grouping(inst, params, demand, B)
+
+    def one(jobs: np.ndarray, S: int) -> tuple[Any, int]:
+        cut = dma_cut(inst, jobs, demand, rng=rng, beta=params.beta, rule=params.rule,
+                      order=jobs)
+        return cut, 0 if cut is None else cut.total
+
+    parts, starts = _each_group(g, one)
+    span = max([S + cut.total for (cut, S) in parts if cut is not None], default=0)
+    return join_runs([(cut, S) for cut, S in parts if cut is not None]), g, starts, span
+
+
+def _grouping(inst: Instance, params: GDMParams, demand: np.ndarray, B: int | None
+              ) -> GDMGroups:
+    res = primal_dual_job_order(inst, params.kappa)
+    return gdm_groups(inst, res, demand, B=B, quantum=params.quantum)
+
+
+def _each_group(g: GDMGroups, one: Any) -> tuple[list[tuple[Any, int]], np.ndarray]:
+    """``one(jobs, S)`` of every group in order, ``S`` the group's start slot (the previous
+    group's end or the group's release, whichever is later; ``one`` returns its part and
+    its length in slots): the parts with their ``S``, and the starts."""
+    out = []
+    starts = np.zeros(len(g.groups), dtype=_I64)
+    F = 0
+    for k, (_, jobs) in enumerate(g.groups):
+        S = max(F, int(g.release[jobs].max()))
+        part, span = one(jobs, S)
         starts[k] = S
-        F = S + p.makespan
-        plans.append(_compact(p, S))
-        del p
-    return _concat_compact(plans), g, starts
+        F = S + span
+        out.append((part, S))
+    return out, starts
 
 
 def _compact(plan: SlotPlan, shift: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -374,6 +415,17 @@ def _run(name: str, instance: Instance, params: GDMParams, seed: Any, sink: Rate
     if why is not None:
         raise ValueError(f"{name} cannot run this instance: {why}")
     rng = np.random.default_rng(seed)
+    if not (rooted or bf) and sink.stream and params.rule in ("hk", "auto"):
+        # no plan: the groups' runs resolved and executed in time order
+        cut, g, starts, span = gdm_cut(instance, params, rng)
+        meta = _meta(name, params, g, starts)
+        meta["base_makespan_slots"] = meta["makespan_slots"] = span
+        if cut is not None:
+            box_c = [cut]
+            del cut
+            return run_merged(instance, box_c.pop(), quantum=params.quantum, sink=sink,
+                              meta=meta)
+        rng = np.random.default_rng(seed)
     plan, g, starts = gdm_plan(instance, params, rng, rooted=rooted)
     meta = _meta(name, params, g, starts)
     meta["base_makespan_slots"] = plan.makespan

@@ -30,7 +30,8 @@ pieces of the isolated plans, the flows' state and the breakpoints, not the merg
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import objmode
@@ -43,7 +44,7 @@ from coflowopt.sim.events import grow
 from coflowopt.sim.sink import Outcome, RateSink
 from coflowopt.validate.streamed import StreamValidator, stream_consume, stream_push
 
-__all__ = ["RunCut", "run_merged"]
+__all__ = ["RunCut", "join_runs", "run_merged"]
 
 _BUF = 1 << 18     # rate changes per validator call
 _BATCH = 1 << 20   # changes at slot times sorted together
@@ -70,6 +71,36 @@ class RunCut(NamedTuple):
     begin: np.ndarray
     prio: np.ndarray
     total: int
+
+
+def join_runs(parts: Sequence[tuple[RunCut, int]]) -> RunCut | None:
+    """The runs of several cuts one after another (G-DM's groups): cut ``k`` shifted by
+    ``parts[k][1]`` slots, which must not make it overlap the one before; its pieces keep
+    their priority among themselves (no run holds pieces of two cuts).  ``None``: no part."""
+    if not parts:
+        return None
+    if len(parts) == 1 and parts[0][1] == 0:
+        return parts[0][0]
+    ends = [shift + cut.total for cut, shift in parts]
+    for k in range(1, len(parts)):
+        if parts[k][1] < ends[k - 1]:
+            raise ValueError(f"join_runs: part {k} starts at slot {parts[k][1]}, before part "
+                             f"{k - 1} ends ({ends[k - 1]})")
+    n_runs = np.cumsum([0] + [int(cut.rlen.size) for cut, _ in parts])
+    n_pieces = np.cumsum([0] + [int(cut.flow.size) for cut, _ in parts])
+    it = np.int32 if max(int(n_runs[-1]) + 1, int(n_pieces[-1])) < 2 ** 31 else np.int64
+
+    def col(name: str, add: Any = None, dtype: Any = None) -> np.ndarray:
+        cols = []
+        for k, (cut, shift) in enumerate(parts):
+            x = getattr(cut, name)
+            off = {None: 0, "runs": n_runs[k], "pieces": n_pieces[k], "shift": shift}[add]
+            cols.append((x + off if off else x).astype(dtype or x.dtype, copy=False))
+        return np.concatenate(cols)
+
+    return RunCut(col("flow"), col("src"), col("dst"), col("ra", "runs", it),
+                  col("rb", "runs", it), col("rlen"), col("eff"), col("begin", "shift"),
+                  col("prio", "pieces", it), max(ends))
 
 
 def run_merged(instance: Instance, cut: RunCut, *, quantum: float = 1.0, origin: float = 0.0,

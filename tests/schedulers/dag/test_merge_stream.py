@@ -13,6 +13,7 @@ from coflowopt.model import Fabric, Instance
 from coflowopt.proofs_check.instances import random_dag_jobs
 from coflowopt.schedulers.dag import merge_stream, slots
 from coflowopt.schedulers.dag.dma import DMAParams, dma_cut, resolve_cut, run_dma
+from coflowopt.schedulers.dag.gdm import GDMParams, gdm_plan, run_gdm
 from coflowopt.schedulers.dag.slots import plan_to_schedule, run_plan, slot_demand
 from coflowopt.sim.sink import RateSink
 from coflowopt.validate import StreamValidator, validate
@@ -122,3 +123,26 @@ def test_needs_a_streaming_sink_and_one_port_rate() -> None:
         coflow_job=inst.coflow_job, n_jobs=inst.n_jobs, starts_after=inst.starts_after)
     with pytest.raises(ValueError, match="port in 0 has 2"):
         merge_stream.run_merged(mixed, cut, sink=RateSink.streaming())
+
+
+def test_gdm_groups_joined(monkeypatch: pytest.MonkeyPatch) -> None:
+    """G-DM's groups follow each other (idle slots between them when a release waits): their
+    runs joined and swept give the validator the state ``run_plan`` gives on G-DM's plan."""
+    rng = np.random.default_rng(5)
+    insts = [random_dag_jobs(rng, jobs=(3, 6), per_job=(1, 3), max_coflows=10, releases=True)
+             for _ in range(6)]
+    for i, inst in enumerate(insts):
+        p = GDMParams(quantum=0.7, rule="hk")
+        new = _final(lambda inst=inst, p=p, i=i: run_gdm(inst, p, RateSink.streaming(), seed=i),
+                     monkeypatch, merge_stream)
+        plan, _, _ = gdm_plan(inst, p, np.random.default_rng(i))
+        old = _final(lambda inst=inst, plan=plan: run_plan(
+            inst, plan, quantum=0.7, sink=RateSink.streaming()), monkeypatch, slots)
+        assert np.array_equal(new.breakpoints, old.breakpoints), i
+        for a, b in zip(new.state, old.state, strict=True):
+            assert np.array_equal(a, b), i
+    cut = dma_cut(insts[0], np.arange(insts[0].n_jobs), slot_demand(insts[0]),
+                  rng=np.random.default_rng(0), rule="hk")
+    with pytest.raises(ValueError, match="before part 0 ends"):
+        merge_stream.join_runs([(cut, 0), (cut, cut.total - 1)])
+    assert merge_stream.join_runs([]) is None
