@@ -35,6 +35,7 @@ schedule.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -352,8 +353,8 @@ def gdm_cut(instance: Instance, params: GDMParams, rng: np.random.Generator, *,
         return cut, 0 if cut is None else cut.total
 
     parts, starts = _each_group(g, one)
-    span = max([S + cut.total for (cut, S) in parts if cut is not None], default=0)
-    return join_runs([(cut, S) for cut, S in parts if cut is not None]), g, starts, span
+    joined = join_runs([(cut, S) for cut, S in parts if cut is not None])
+    return joined, g, starts, 0 if joined is None else joined.total
 
 
 def _grouping(inst: Instance, params: GDMParams, demand: np.ndarray, B: int | None
@@ -362,7 +363,8 @@ def _grouping(inst: Instance, params: GDMParams, demand: np.ndarray, B: int | No
     return gdm_groups(inst, res, demand, B=B, quantum=params.quantum)
 
 
-def _each_group(g: GDMGroups, one: Any) -> tuple[list[tuple[Any, int]], np.ndarray]:
+def _each_group(g: GDMGroups, one: Callable[[np.ndarray, int], tuple[Any, int]]
+                ) -> tuple[list[tuple[Any, int]], np.ndarray]:
     """``one(jobs, S)`` of every group in order, ``S`` the group's start slot (the previous
     group's end or the group's release, whichever is later; ``one`` returns its part and
     its length in slots): the parts with their ``S``, and the starts."""
