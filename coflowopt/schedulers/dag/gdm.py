@@ -336,20 +336,29 @@ def gdm_plan(instance: Instance, params: GDMParams, rng: np.random.Generator, *,
 
 
 def gdm_cut(instance: Instance, params: GDMParams, rng: np.random.Generator, *,
-            B: int | None = None) -> tuple[RunCut | None, GDMGroups, np.ndarray, int]:
+            rooted: bool = False, B: int | None = None
+            ) -> tuple[RunCut | None, GDMGroups, np.ndarray, int]:
     """G-DM's groups as DMA runs before their collisions are resolved (:func:`gdm_plan`'s
-    delays, drawn in the same order): each group's runs (:func:`~coflowopt.schedulers.dag.
-    dma.dma_cut`) shifted to its start slot and joined (``None``: no piece); the grouping,
-    the groups' start slots and the plan's makespan."""
-    from coflowopt.schedulers.dag.dma import dma_cut
+    delays, drawn in the same order; G-DM-RT's with ``rooted``): each group's runs
+    (:func:`~coflowopt.schedulers.dag.dma.dma_cut`, or :func:`~coflowopt.schedulers.dag.
+    rooted.dma_rt_cut`) shifted to its start slot and joined (``None``: no piece); the
+    grouping, the groups' start slots and the plan's makespan."""
+    if rooted:
+        from coflowopt.schedulers.dag.rooted import dma_rt_cut
+    else:
+        from coflowopt.schedulers.dag.dma import dma_cut
 
     inst = instance
     demand = slot_demand(inst, params.quantum)
     g = _grouping(inst, params, demand, B)
 
     def one(jobs: np.ndarray, S: int) -> tuple[Any, int]:
-        cut = dma_cut(inst, jobs, demand, rng=rng, beta=params.beta, rule=params.rule,
-                      order=jobs)
+        if rooted:
+            cut = dma_rt_cut(inst, jobs, demand, rng=rng, beta=params.beta,
+                             l_I=params.l_I, rule=params.rule, order=jobs)  # type: ignore[attr-defined]
+        else:
+            cut = dma_cut(inst, jobs, demand, rng=rng, beta=params.beta, rule=params.rule,
+                          order=jobs)
         return cut, 0 if cut is None else cut.total
 
     parts, starts = _each_group(g, one)
@@ -417,9 +426,9 @@ def _run(name: str, instance: Instance, params: GDMParams, seed: Any, sink: Rate
     if why is not None:
         raise ValueError(f"{name} cannot run this instance: {why}")
     rng = np.random.default_rng(seed)
-    if not (rooted or bf) and sink.stream and params.rule in ("hk", "auto"):
+    if not bf and sink.stream and params.rule in ("hk", "auto"):
         # no plan: the groups' runs resolved and executed in time order
-        cut, g, starts, span = gdm_cut(instance, params, rng)
+        cut, g, starts, span = gdm_cut(instance, params, rng, rooted=rooted)
         meta = _meta(name, params, g, starts)
         meta["base_makespan_slots"] = meta["makespan_slots"] = span
         if cut is not None:

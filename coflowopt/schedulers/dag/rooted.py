@@ -51,14 +51,16 @@ from coflowopt.schedulers.dag.dma import (
     NO_W,
     aggregate_slots,
     check_beta,
-    delay_and_merge,
+    cut_runs,
     draw_delays,
     job_rank,
     job_topological_order,
     merge_runs,
     release_refusal,
+    resolve_cut,
     run_eff,
 )
+from coflowopt.schedulers.dag.merge_stream import RunCut, run_merged
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
     finishes_before_refusal,
@@ -74,6 +76,7 @@ from coflowopt.workloads.dags import is_rooted_tree, job_graph
 __all__ = [
     "DMARTParams",
     "DMASRTParams",
+    "dma_rt_cut",
     "dma_rt_plan",
     "dma_srt_plan",
     "interval_length",
@@ -332,6 +335,18 @@ def dma_rt_plan(instance: Instance, jobs: np.ndarray, demand: np.ndarray, *,
     DMA-SRT per job (path delays drawn job by job in the order of ``jobs``' positions), then
     DMA's delay, merge and resolution with ``Delta`` of all the given jobs.  ``order`` and
     ``delays`` as in :func:`coflowopt.schedulers.dag.dma.dma_plan`."""
+    return resolve_cut(instance, dma_rt_cut(instance, jobs, demand, rng=rng, beta=beta,
+                                            l_I=l_I, rule=rule, order=order, delays=delays),
+                       rule=rule)
+
+
+def dma_rt_cut(instance: Instance, jobs: np.ndarray, demand: np.ndarray, *,
+               rng: np.random.Generator, beta: float = 1.0, l_I: int | str = 1,
+               rule: str = "maxweight", order: np.ndarray | None = None,
+               delays: np.ndarray | None = None) -> RunCut | None:
+    """:func:`dma_rt_plan` before the merged runs' collisions are resolved (the same
+    arguments and draws): the jobs' DMA-SRT plans, delayed and cut into runs
+    (:func:`~coflowopt.schedulers.dag.dma.cut_runs`; ``None`` when no piece)."""
     jobs = np.asarray(jobs, dtype=_I64).reshape(-1)
     check_beta(beta)
     plans: dict[int, SlotPlan] = {}
@@ -340,8 +355,8 @@ def dma_rt_plan(instance: Instance, jobs: np.ndarray, demand: np.ndarray, *,
     if delays is None:
         delays = draw_delays(rng, jobs, aggregate_slots(instance, jobs, demand), beta)
     box = [[plans[j] for j in jobs.tolist()]]
-    del plans   # handed over: delay_and_merge frees the per-job plans once merged
-    return delay_and_merge(instance, box.pop(), delays, job_rank(jobs, order), rule=rule)
+    del plans   # handed over: cut_runs frees the per-job plans once concatenated
+    return cut_runs(instance, box.pop(), delays, job_rank(jobs, order))
 
 
 # -- the schedulers ---------------------------------------------------------------------------
@@ -445,11 +460,21 @@ def run_dma_rt(instance: Instance, params: DMARTParams, sink: RateSink, *, seed:
         raise ValueError(f"dma-rt: {why}")
     p = params
     demand = slot_demand(instance, p.quantum)
-    plan = dma_rt_plan(instance, np.arange(instance.n_jobs), demand,
-                       rng=np.random.default_rng(seed), beta=p.beta, l_I=p.l_I, rule=p.rule)
+    cut = dma_rt_cut(instance, np.arange(instance.n_jobs), demand,
+                     rng=np.random.default_rng(seed), beta=p.beta, l_I=p.l_I, rule=p.rule)
     meta = {"scheduler": "dma-rt",
             "params": {"beta": p.beta, "l_I": p.l_I, "rule": p.rule, "quantum": p.quantum},
-            "slot_length": slot_length(instance, p.quantum), "slots": plan.makespan}
+            "slot_length": slot_length(instance, p.quantum)}
+    if sink.stream and p.rule in ("hk", "auto") and cut is not None:
+        # no merged plan: the runs resolved and executed in time order (as dma's)
+        meta["slots"] = cut.total
+        box_c = [cut]
+        del cut
+        return run_merged(instance, box_c.pop(), quantum=p.quantum, sink=sink, meta=meta)
+    box_c = [cut]   # handed over: resolve_cut frees the runs once merged
+    del cut
+    plan = resolve_cut(instance, box_c.pop(), rule=p.rule)
+    meta["slots"] = plan.makespan
     box = [plan]  # handed over: run_plan frees the plan once it has its segments
     del plan
     return run_plan(instance, box.pop(), quantum=p.quantum, sink=sink, meta=meta)

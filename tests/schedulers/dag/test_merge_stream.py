@@ -13,7 +13,8 @@ from coflowopt.model import Fabric, Instance
 from coflowopt.proofs_check.instances import random_dag_jobs
 from coflowopt.schedulers.dag import merge_stream, slots
 from coflowopt.schedulers.dag.dma import DMAParams, dma_cut, resolve_cut, run_dma
-from coflowopt.schedulers.dag.gdm import GDMParams, gdm_plan, run_gdm
+from coflowopt.schedulers.dag.gdm import GDMParams, GDMRTParams, gdm_plan, run_gdm, run_gdm_rt
+from coflowopt.schedulers.dag.rooted import DMARTParams, dma_rt_plan, run_dma_rt
 from coflowopt.schedulers.dag.slots import plan_to_schedule, run_plan, slot_demand
 from coflowopt.sim.sink import RateSink
 from coflowopt.validate import StreamValidator, validate
@@ -146,3 +147,42 @@ def test_gdm_groups_joined(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValueError, match="before part 0 ends"):
         merge_stream.join_runs([(cut, 0), (cut, cut.total - 1)])
     assert merge_stream.join_runs([]) is None
+
+
+@pytest.mark.parametrize("l_I", [1, 2, "sqrt"])
+def test_rooted_trees_streamed(l_I: int | str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DMA-RT and G-DM-RT merge their DMA-SRT plans as DMA does: streamed, the validator ends
+    in the state ``run_plan`` gives on their plans (fan-in and fan-out trees, jobs released
+    over time for G-DM-RT, ports of rate 0.1 for the order of the changes at a time)."""
+    mix = CoflowClassMix.single(1, 3, 1, 5)
+    for i in range(6):
+        kind = "fan-in" if i % 2 else "fan-out"
+        off = dags.rooted_trees(3 + i % 3, ports=4, kind=kind, nodes=(1, 6), seed=40 + i,
+                                mix=mix)
+        rel = dags.rooted_trees(3 + i % 3, ports=4, kind=kind, nodes=(1, 6), seed=50 + i,
+                                mix=mix, arrival_rate=0.2)
+        if i >= 4:
+            off, rel = _on_rate(off, 0.1), _on_rate(rel, 0.1)
+        pr = DMARTParams(quantum=0.7, l_I=l_I, rule="hk")
+        new = _final(lambda off=off, pr=pr, i=i: run_dma_rt(off, pr, RateSink.streaming(),
+                                                            seed=i), monkeypatch, merge_stream)
+        plan = dma_rt_plan(off, np.arange(off.n_jobs), slot_demand(off, 0.7),
+                           rng=np.random.default_rng(i), l_I=l_I, rule="hk")
+        old = _final(lambda off=off, plan=plan: run_plan(
+            off, plan, quantum=0.7, sink=RateSink.streaming()), monkeypatch, slots)
+        assert np.array_equal(new.breakpoints, old.breakpoints), i
+        for a, b in zip(new.state, old.state, strict=True):
+            assert np.array_equal(a, b), i
+        out = run_dma_rt(off, pr, RateSink.streaming(), seed=i)
+        assert out.meta["slots"] == plan.makespan
+        pg = GDMRTParams(quantum=0.7, l_I=l_I, rule="hk")
+        new = _final(lambda rel=rel, pg=pg, i=i: run_gdm_rt(rel, pg, RateSink.streaming(),
+                                                            seed=i), monkeypatch, merge_stream)
+        plan, _, _ = gdm_plan(rel, pg, np.random.default_rng(i), rooted=True)
+        old = _final(lambda rel=rel, plan=plan: run_plan(
+            rel, plan, quantum=0.7, sink=RateSink.streaming()), monkeypatch, slots)
+        assert np.array_equal(new.breakpoints, old.breakpoints), i
+        for a, b in zip(new.state, old.state, strict=True):
+            assert np.array_equal(a, b), i
+        out = run_gdm_rt(rel, pg, RateSink.streaming(), seed=i)
+        assert out.meta["makespan_slots"] == plan.makespan
