@@ -60,7 +60,7 @@ from coflowopt.model import Instance
 from coflowopt.schedulers.dag.slots import SlotPlan
 from coflowopt.sim.events import grow, iheap_pop, iheap_pop_at, iheap_push, iheap_push_at
 
-__all__ = ["BackfillResult", "backfill", "backfill_reference"]
+__all__ = ["BackfillResult", "backfill", "backfill_ordered", "backfill_reference", "ordered_pieces"]
 
 _I64 = np.int64
 NONE = np.int64(2**62)  # key of a port without a candidate
@@ -85,6 +85,25 @@ def _check_inputs(instance: Instance, base: SlotPlan, priority: np.ndarray,
                   demand: np.ndarray, release_slot: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     inst = instance
+    pr, d, rel = _check_rules(inst, priority, demand, release_slot)
+    if base.flow.size and ((base.flow < 0) | (base.flow >= inst.n_flows)).any():
+        i = int(np.flatnonzero((base.flow < 0) | (base.flow >= inst.n_flows))[0])
+        raise ValueError(f"backfill: base piece {i} names flow {base.flow[i]}, out of range")
+    if base.start.size and int(base.start.min()) < 0:
+        i = int(np.argmin(base.start))
+        raise ValueError(f"backfill: base piece {i} starts at slot {base.start[i]}, before 0")
+    served = np.bincount(base.flow, weights=base.length, minlength=inst.n_flows)
+    short = np.flatnonzero(served < d)
+    if short.size:
+        _short(inst, int(short[0]), int(served[short[0]]), d)
+    return pr, d, rel
+
+
+def _check_rules(instance: Instance, priority: np.ndarray, demand: np.ndarray,
+                 release_slot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``priority``, ``demand`` and ``release_slot`` checked and typed (float64, int64,
+    int64)."""
+    inst = instance
     pr = np.asarray(priority)
     if pr.shape != (inst.n_coflows,):
         raise ValueError(f"backfill: priority needs one rank per coflow ({inst.n_coflows}), "
@@ -100,20 +119,13 @@ def _check_inputs(instance: Instance, base: SlotPlan, priority: np.ndarray,
     if rel.shape != (inst.n_coflows,):
         raise ValueError(f"backfill: release_slot needs one entry per coflow "
                          f"({inst.n_coflows}), got shape {rel.shape}")
-    if base.flow.size and ((base.flow < 0) | (base.flow >= inst.n_flows)).any():
-        i = int(np.flatnonzero((base.flow < 0) | (base.flow >= inst.n_flows))[0])
-        raise ValueError(f"backfill: base piece {i} names flow {base.flow[i]}, out of range")
-    if base.start.size and int(base.start.min()) < 0:
-        i = int(np.argmin(base.start))
-        raise ValueError(f"backfill: base piece {i} starts at slot {base.start[i]}, before 0")
-    served = np.bincount(base.flow, weights=base.length, minlength=inst.n_flows)
-    short = np.flatnonzero(served < d)
-    if short.size:
-        f = int(short[0])
-        raise ValueError(f"backfill: the base plan gives flow {f} (coflow "
-                         f"{inst.coflow_id[inst.flow_coflow[f]]!s}) {int(served[f])} slots, "
-                         f"it needs {int(d[f])}")
     return np.asarray(pr, dtype=np.float64), d, rel
+
+
+def _short(instance: Instance, f: int, served: int, d: np.ndarray) -> None:
+    raise ValueError(f"backfill: the base plan gives flow {f} (coflow "
+                     f"{instance.coflow_id[instance.flow_coflow[f]]!s}) {served} slots, "
+                     f"it needs {int(d[f])}")
 
 
 @njit(cache=True)
@@ -150,11 +162,11 @@ def _start_flow_order(flow, start, length, n_flows, top, like):
 
 
 @njit(cache=True)
-def _gather(col, order, like):
-    """``col[order]`` in ``like``'s dtype, without an int64 temporary."""
+def _gather(col, order, shift, like):
+    """``col[order] + shift`` in ``like``'s dtype, without an int64 temporary."""
     out = np.empty(order.size, like.dtype)
     for j in range(order.size):
-        out[j] = col[order[j]]
+        out[j] = col[order[j]] + shift
     return out
 
 
@@ -186,6 +198,98 @@ def backfill(instance: Instance, base: SlotPlan, priority: np.ndarray, demand: n
     cprio, d, rel = _check_inputs(instance, base, priority, demand, release_slot)
     if engine == "reference":
         return backfill_reference(instance, base, cprio, d, rel)
+    # the base pieces by (start, flow), ties in plan order, each column freed once gathered
+    # (tens of millions of pieces on a full trace; a combined-key argsort held the key, its
+    # order and its scratch beside the whole plan: the run's peak memory)
+    box = [base]
+    del base  # freed in ordered_pieces when the caller handed over its only reference
+    b_flow, b_start, b_len = ordered_pieces(box.pop(), instance.n_flows)
+    return _served(instance, cprio, d, rel, b_flow, b_start, b_len)
+
+
+def ordered_pieces(plan: SlotPlan, n_flows: int, shift: int = 0
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pieces of ``plan`` with ``length > 0`` ordered by (start, flow), ``shift`` slots
+    later, as three columns, int32 where every value fits (half the memory; the backfill
+    widens on use): what :func:`backfill_ordered` reads.  Two stable counting sorts (by
+    flow, then by start), then one gather per column, each of the plan's columns freed once
+    gathered when the caller handed over its only reference."""
+    flow_c, start_c, len_c = plan.flow, plan.start, plan.length
+    del plan
+    n = flow_c.size
+    top = int(start_c.max()) + 1 if n else 1
+    small = bool(n) and shift + top - 1 + int(len_c.max()) < 2 ** 31 - 1 \
+        and n_flows < 2 ** 31 and n < 2 ** 31
+    bt = np.int32 if small else _I64
+    like = np.zeros(0, bt)
+    if top <= 4 * n + (1 << 20):
+        o = _start_flow_order(flow_c, start_c, len_c, n_flows, top, like)
+    else:  # starts spread far apart: a lexsort instead of a count per slot
+        o = np.flatnonzero(len_c > 0)
+        o = o[np.lexsort((flow_c[o], start_c[o]))].astype(bt)
+    b_flow = _gather(flow_c, o, 0, like)
+    del flow_c
+    b_start = _gather(start_c, o, shift, like)
+    del start_c
+    b_len = _gather(len_c, o, 0, like)
+    del len_c, o
+    return b_flow, b_start, b_len
+
+
+def backfill_ordered(instance: Instance, pieces: tuple[np.ndarray, np.ndarray, np.ndarray],
+                     priority: np.ndarray, demand: np.ndarray, release_slot: np.ndarray
+                     ) -> SlotPlan:
+    """:func:`backfill` (``engine="fast"``) of a base plan given as its pieces ``(flow,
+    start, length)`` already in the order the backfill reads them: by (start, flow), each of
+    positive length (:func:`ordered_pieces`; G-DM's groups follow each other in time, so
+    their ordered pieces concatenated are ordered too, and no whole plan is sorted).  The
+    columns are read in place; handed over as the only reference (``pieces`` popped from a
+    list), they are freed when the backfill returns."""
+    cprio, d, rel = _check_rules(instance, priority, demand, release_slot)
+    b_flow, b_start, b_len = pieces
+    del pieces
+    if not (b_flow.shape == b_start.shape == b_len.shape and b_flow.ndim == 1):
+        raise ValueError(f"backfill: flow/start/length columns differ in shape: "
+                         f"{b_flow.shape}, {b_start.shape}, {b_len.shape}")
+    served = np.zeros(instance.n_flows, _I64)
+    code, i = _check_ordered(b_flow, b_start, b_len, served)
+    if code:
+        what = {1: f"names flow {b_flow[i]}, out of range",
+                2: f"starts at slot {b_start[i]}, before 0",
+                3: f"has length {b_len[i]} (positive lengths only)",
+                4: f"(flow {b_flow[i]}, slot {b_start[i]}) is not after piece {i - 1} (flow "
+                   f"{b_flow[i - 1]}, slot {b_start[i - 1]}): pieces by (start, flow)"}[code]
+        raise ValueError(f"backfill: base piece {i} {what}")
+    short = np.flatnonzero(served < d)
+    if short.size:
+        _short(instance, int(short[0]), int(served[short[0]]), d)
+    del served
+    return _served(instance, cprio, d, rel, b_flow, b_start, b_len)
+
+
+@njit(cache=True)
+def _check_ordered(flow, start, length, served):
+    """``(0, -1)`` when every piece names a flow, starts at 0 or later, has a positive length
+    and comes after the piece before it by (start, flow); else ``(code, piece)`` of the first
+    that does not (1 flow, 2 start, 3 length, 4 order).  ``served`` gets each flow's slots."""
+    F = served.size
+    for i in range(flow.size):
+        f = np.int64(flow[i])
+        if f < 0 or f >= F:
+            return 1, i
+        if start[i] < 0:
+            return 2, i
+        if length[i] <= 0:
+            return 3, i
+        if i and (start[i] < start[i - 1] or (start[i] == start[i - 1] and f <= flow[i - 1])):
+            return 4, i
+        served[f] += length[i]
+    return 0, -1
+
+
+def _served(instance: Instance, cprio: np.ndarray, d: np.ndarray, rel: np.ndarray,
+            b_flow: np.ndarray, b_start: np.ndarray, b_len: np.ndarray) -> SlotPlan:
+    """The event loop on the ordered base pieces, and its refusals."""
     inst = instance
     m, C = inst.ports, inst.n_coflows
     src = inst.flow_src.astype(_I64)
@@ -214,31 +318,6 @@ def backfill(instance: Instance, base: SlotPlan, priority: np.ndarray, demand: n
     npred = np.bincount(inst.starts_after[:, 1].astype(_I64), minlength=C).astype(_I64) \
         if inst.starts_after.size else np.zeros(C, dtype=_I64)
     rel_order = np.argsort(rel, kind="stable").astype(_I64)
-    # the base pieces by (start, flow), ties in plan order: two stable counting sorts (by flow,
-    # then by start), then one gather per column, each of the plan's columns freed once
-    # gathered (tens of millions of pieces on a full trace; a combined-key argsort held the
-    # key, its order and its scratch beside the whole plan: the run's peak memory)
-    F = inst.n_flows
-    flow_c, start_c, len_c = base.flow, base.start, base.length
-    del base  # freed here when the caller handed over its only reference
-    n = flow_c.size
-    top = int(start_c.max()) + 1 if n else 1
-    small = bool(n) and top - 1 + int(len_c.max()) < 2 ** 31 - 1 and F < 2 ** 31 \
-        and n < 2 ** 31
-    bt = np.int32 if small else _I64
-    like = np.zeros(0, bt)
-    if top <= 4 * n + (1 << 20):
-        o = _start_flow_order(flow_c, start_c, len_c, F, top, like)
-    else:  # starts spread far apart: a lexsort instead of a count per slot
-        o = np.flatnonzero(len_c > 0)
-        o = o[np.lexsort((flow_c[o], start_c[o]))].astype(bt)
-    # int32 columns where every slot fits (half the memory; the kernel widens on use)
-    b_flow = _gather(flow_c, o, like)
-    del flow_c
-    b_start = _gather(start_c, o, like)
-    del start_c
-    b_len = _gather(len_c, o, like)
-    del len_c, o
     res = _bf_kernel(
         m, src, dst, d, fcof, prio, pair_of, pair_ptr, pair_flows, inp_ptr, inp_pairs,
         outp_ptr, outp_pairs, cf_ptr, cf_flows, np.asarray(sptr, dtype=_I64),

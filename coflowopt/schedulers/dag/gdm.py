@@ -59,6 +59,7 @@ __all__ = [
     "GDMParams",
     "GDMRTParams",
     "coflow_priority",
+    "gdm_base",
     "gdm_cut",
     "gdm_groups",
     "gdm_plan",
@@ -317,22 +318,59 @@ def gdm_plan(instance: Instance, params: GDMParams, rng: np.random.Generator, *,
     inst = instance
     demand = slot_demand(inst, params.quantum)
     g = _grouping(inst, params, demand, B)
-    if rooted:
-        from coflowopt.schedulers.dag.rooted import dma_rt_plan
-    else:
-        from coflowopt.schedulers.dag.dma import dma_plan
 
     def one(jobs: np.ndarray, S: int) -> tuple[Any, int]:
-        if rooted:
-            p = dma_rt_plan(inst, jobs, demand, rng=rng, beta=params.beta,
-                            l_I=params.l_I, rule=params.rule, order=jobs)  # type: ignore[attr-defined]
-        else:
-            p = dma_plan(inst, jobs, demand, rng=rng, beta=params.beta, rule=params.rule,
-                         order=jobs)
+        p = _group_plan(inst, jobs, demand, params, rng, rooted)
         return _compact(p, S), p.makespan   # the group's plan freed once compacted
 
     parts, starts = _each_group(g, one)
     return _concat_compact([part for part, _ in parts]), g, starts
+
+
+def gdm_base(instance: Instance, params: GDMParams, rng: np.random.Generator, *,
+             rooted: bool = False, B: int | None = None
+             ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], GDMGroups, np.ndarray, int]:
+    """:func:`gdm_plan`'s pieces in the order the backfill reads them (by start, then flow;
+    :func:`~coflowopt.schedulers.dag.backfill.ordered_pieces`): each group's plan ordered
+    and shifted to its start slot as soon as it is planned, the groups one after another
+    (they follow each other in time, so no whole plan is held or sorted).  Returns the
+    columns ``(flow, start, length)``, the grouping, the groups' start slots and the plan's
+    makespan."""
+    from coflowopt.schedulers.dag.backfill import ordered_pieces
+
+    inst = instance
+    demand = slot_demand(inst, params.quantum)
+    g = _grouping(inst, params, demand, B)
+    end = [0]
+
+    def one(jobs: np.ndarray, S: int) -> tuple[Any, int]:
+        box = [_group_plan(inst, jobs, demand, params, rng, rooted)]
+        span = box[0].makespan
+        if box[0].n_pieces:
+            end[0] = S + span
+        return ordered_pieces(box.pop(), inst.n_flows, S), span
+
+    parts, starts = _each_group(g, one)
+    cols = []
+    for c in range(3):      # each group's column freed once copied
+        cols.append(np.concatenate([part[c] for part, _ in parts]) if parts
+                    else np.zeros(0, _I64))
+        parts = [((None,) * (c + 1) + part[c + 1:], S) for part, S in parts]
+    return (cols[0], cols[1], cols[2]), g, starts, end[0]
+
+
+def _group_plan(inst: Instance, jobs: np.ndarray, demand: np.ndarray, params: GDMParams,
+                rng: np.random.Generator, rooted: bool) -> SlotPlan:
+    """One group's plan from slot 0: DMA (DMA-RT with ``rooted``) of its jobs, ``sigma``
+    their priority."""
+    if rooted:
+        from coflowopt.schedulers.dag.rooted import dma_rt_plan
+
+        return dma_rt_plan(inst, jobs, demand, rng=rng, beta=params.beta,
+                           l_I=params.l_I, rule=params.rule, order=jobs)  # type: ignore[attr-defined]
+    from coflowopt.schedulers.dag.dma import dma_plan
+
+    return dma_plan(inst, jobs, demand, rng=rng, beta=params.beta, rule=params.rule, order=jobs)
 
 
 def gdm_cut(instance: Instance, params: GDMParams, rng: np.random.Generator, *,
@@ -437,21 +475,29 @@ def _run(name: str, instance: Instance, params: GDMParams, seed: Any, sink: Rate
             return run_merged(instance, box_c.pop(), quantum=params.quantum, sink=sink,
                               meta=meta)
         rng = np.random.default_rng(seed)
-    plan, g, starts = gdm_plan(instance, params, rng, rooted=rooted)
-    meta = _meta(name, params, g, starts)
-    meta["base_makespan_slots"] = plan.makespan
-    # the plan travels in a box and is popped into each call, so that no frame here keeps
-    # it alive: backfill and run_plan drop it once they have their own columns (on a full
-    # trace it is hundreds of MB)
+    if bf:
+        from coflowopt.schedulers.dag.backfill import backfill_ordered
+
+        # the base plan's pieces ordered group by group, read in place by the backfill
+        box_b = [gdm_base(instance, params, rng, rooted=rooted)]
+        base, g, starts, span = box_b.pop()
+        meta = _meta(name, params, g, starts)
+        meta["base_makespan_slots"] = span
+        box_p = [base]
+        del base
+        plan = backfill_ordered(instance, box_p.pop(), coflow_priority(instance, g.order),
+                                slot_demand(instance, params.quantum),
+                                release_slots(instance, params.quantum))
+    else:
+        plan, g, starts = gdm_plan(instance, params, rng, rooted=rooted)
+        meta = _meta(name, params, g, starts)
+        meta["base_makespan_slots"] = plan.makespan
+    meta["makespan_slots"] = plan.makespan
+    # the plan travels in a box and is popped into the call, so that no frame here keeps it
+    # alive: run_plan drops it once it has its own columns (on a full trace it is hundreds
+    # of MB)
     box = [plan]
     del plan
-    if bf:
-        from coflowopt.schedulers.dag.backfill import backfill
-
-        box.append(backfill(instance, box.pop(), coflow_priority(instance, g.order),
-                            slot_demand(instance, params.quantum),
-                            release_slots(instance, params.quantum)))
-    meta["makespan_slots"] = box[0].makespan
     return run_plan(instance, box.pop(), quantum=params.quantum, sink=sink, meta=meta)
 
 

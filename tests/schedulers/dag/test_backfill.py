@@ -243,3 +243,86 @@ def test_repair_heap_grown_mid_repair(seed, beta):
         assert np.array_equal(getattr(a, col), getattr(b, col))
     assert a.counters == b.counters
     assert _cells(b) == _cells(backfill_reference(inst, base, pr.astype(float), d, rel))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ordered_pieces_against_a_lexsort(seed):
+    """``ordered_pieces``: the pieces of positive length by (start, flow), shifted, int32
+    while every slot fits and int64 past it."""
+    rng = np.random.default_rng(seed)
+    n, F = 2000, 50
+    # a plan's pieces: no two of one flow start at one slot
+    cells = rng.choice(F * 80, size=n, replace=False)
+    flow, start = cells % F, cells // F
+    length = rng.integers(0, 4, n)
+    keep = np.flatnonzero(length > 0)
+    want = keep[np.lexsort((flow[keep], start[keep]))]
+    for shift, dt in ((0, np.int32), (1000, np.int32), (2 ** 31 - 60, np.int64)):
+        f, s, ln = bfmod.ordered_pieces(SlotPlan(flow, start, length), F, shift)
+        assert f.dtype == s.dtype == ln.dtype == dt
+        assert f.tolist() == flow[want].tolist()
+        assert s.tolist() == (start[want] + shift).tolist()
+        assert ln.tolist() == length[want].tolist()
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 100_000), beta=st.sampled_from([0.5, 1.0, 4.0]),
+       rooted=st.booleans())
+def test_gdm_base_ordered_group_by_group(seed, beta, rooted):
+    """G-DM-BF's base (G-DM-RT-BF's on rooted trees), its groups ordered one by one and
+    concatenated, is G-DM's plan by (start, flow) (a lexsort of ``gdm_plan``'s pieces, the
+    same draws); backfilled it serves the cells of the slot-by-slot rule on that plan, and
+    ``gdm-bf`` / ``gdm-rt-bf`` runs it."""
+    from coflowopt.schedulers.dag.gdm import GDMRTParams, gdm_base
+    from coflowopt.workloads import dags
+
+    if rooted:
+        inst = dags.rooted_trees(4, ports=4, kind="fan-in", nodes=(1, 6), seed=seed,
+                                 arrival_rate=0.3)
+        p = GDMRTParams(beta=beta, l_I=2)
+    else:
+        inst = random_dag_jobs(np.random.default_rng(seed), ports=(2, 6), jobs=(2, 6),
+                               max_coflows=12)
+        p = GDMParams(beta=beta)
+    base, g, starts, span = gdm_base(inst, p, np.random.default_rng(seed), rooted=rooted)
+    plan, _, starts2 = gdm_plan(inst, p, np.random.default_rng(seed), rooted=rooted)
+    assert starts.tolist() == starts2.tolist() and span == plan.makespan
+    keep = np.flatnonzero(plan.length > 0)
+    o = keep[np.lexsort((plan.flow[keep], plan.start[keep]))]
+    for got, col in zip(base, (plan.flow, plan.start, plan.length), strict=True):
+        assert got.tolist() == col[o].tolist()
+    pr, d, rel = coflow_priority(inst, g.order), slot_demand(inst), release_slots(inst)
+    served = bfmod.backfill_ordered(inst, base, pr, d, rel)
+    assert _cells(served) == _cells(backfill_reference(inst, plan, pr.astype(float), d, rel))
+    out = coflowopt.run(inst, "gdm-rt-bf" if rooted else "gdm-bf", seed=seed,
+                        params=p, keep_schedule=True)
+    assert out.valid.meta["base_makespan_slots"] == plan.makespan
+    assert out.valid.meta["makespan_slots"] == served.makespan
+    want = validate(inst, plan_to_schedule(inst, served))
+    assert np.array_equal(out.valid.flow_completion, want.flow_completion)
+
+
+def test_ordered_base_refusals():
+    """Pieces out of (start, flow) order, empty, naming no flow, before slot 0 or short of a
+    flow's demand are refused with the piece and what is wrong."""
+    inst, base, pr, d, rel = _setup(1, ports=(2, 3), jobs=(2, 3), max_coflows=5)
+    f, s, ln = bfmod.ordered_pieces(base, inst.n_flows)
+    assert f.size >= 3
+
+    def run(f, s, ln):
+        return bfmod.backfill_ordered(inst, (f, s, ln), pr, d, rel)
+
+    run(f, s, ln)
+    swap = np.r_[1, 0, np.arange(2, f.size)]
+    with pytest.raises(ValueError, match=r"base piece 1 .* not after piece 0 .* by \(start, "):
+        run(f[swap], s[swap], ln[swap])
+    with pytest.raises(ValueError, match="base piece 2 has length 0"):
+        run(f, s, np.r_[ln[:2], 0, ln[3:]])
+    with pytest.raises(ValueError, match="base piece 0 names flow -1"):
+        run(np.r_[-1, f[1:]], s, ln)
+    with pytest.raises(ValueError, match="base piece 0 starts at slot -1"):
+        run(f, np.r_[-1, s[1:]], ln)
+    with pytest.raises(ValueError, match=r"gives flow \d+ .* it needs"):
+        run(f[1:], s[1:], ln[1:])
+    with pytest.raises(ValueError, match="columns differ"):
+        run(f[1:], s, ln)
