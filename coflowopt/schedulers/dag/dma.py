@@ -133,9 +133,16 @@ def isolated_plan(instance: Instance, coflows: Sequence[int] | np.ndarray, deman
 
 
 def aggregate_slots(instance: Instance, jobs: np.ndarray, demand: np.ndarray) -> int:
-    """``Delta = eff(sum_j A^j)`` over ``jobs`` in slots (Definition 2, integer demands)."""
+    """``Delta = eff(sum_j A^j)`` over ``jobs`` in slots (Definition 2, integer demands).
+    Reads the jobs' own flows (through their coflows), not every flow of the instance:
+    DMA-SRT asks once per job."""
     m = instance.ports
-    sel = np.isin(instance.coflow_job[instance.flow_coflow], np.asarray(jobs, dtype=_I64))
+    cof = np.flatnonzero(np.isin(instance.coflow_job, np.asarray(jobs, dtype=_I64)))
+    ptr = instance.coflow_flows_ptr
+    lo, n = ptr[cof], ptr[cof + 1] - ptr[cof]
+    # the coflows' CSR ranges, one index each (integer sums: the order cannot change them)
+    at = np.repeat(lo - (np.cumsum(n) - n), n) + np.arange(int(n.sum()), dtype=_I64)
+    sel = instance.coflow_flow_order[at]
     d = np.asarray(demand, dtype=_I64)[sel]
     if d.size == 0:
         return 0

@@ -38,6 +38,7 @@ Both are makespan algorithms with every job available at the start [C]; units [C
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -54,7 +55,6 @@ from coflowopt.schedulers.dag.dma import (
     cut_runs,
     draw_delays,
     job_rank,
-    job_topological_order,
     merge_runs,
     release_refusal,
     resolve_cut,
@@ -136,17 +136,39 @@ def _eff_slots(instance: Instance, c: int, demand: np.ndarray) -> int:
 def _tree(instance: Instance, job: int, kind: str) -> tuple[np.ndarray, dict[int, int]]:
     """The job's coflows with children before parents, and ``parent`` toward the root (for a
     fan-out tree: of the reversed tree)."""
-    topo = job_topological_order(instance)
-    nodes = topo[instance.coflow_job[topo] == job]
+    pos, e = job_graph(instance, job)
+    # the job's part of job_topological_order (Kahn's, smallest position first: jobs share no
+    # edge, so the job's own graph gives its order), without a pass over the whole instance
+    # per job
+    nodes = pos[_smallest_first(pos.size, e)]
     parent: dict[int, int] = {}
-    for a, b in instance.starts_after.tolist():
-        if instance.coflow_job[a] != job:
-            continue
+    for a, b in pos[e].tolist():
         if kind == "fan-in":
             parent[a] = b
         else:
             parent[b] = a
     return (nodes if kind == "fan-in" else nodes[::-1]), parent
+
+
+def _smallest_first(n: int, e: np.ndarray) -> np.ndarray:
+    """Kahn's order of ``n`` nodes with edges ``e`` (local indices, increasing with the
+    positions), always taking the smallest ready node."""
+    succ: list[list[int]] = [[] for _ in range(n)]
+    indeg = [0] * n
+    for a, b in e.tolist():
+        succ[a].append(b)
+        indeg[b] += 1
+    ready = [v for v in range(n) if indeg[v] == 0]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        c = heapq.heappop(ready)
+        out.append(c)
+        for v in succ[c]:
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                heapq.heappush(ready, v)
+    return np.asarray(out, dtype=_I64)
 
 
 def interval_length(instance: Instance, job: int, demand: np.ndarray, l_I: int | str) -> int:

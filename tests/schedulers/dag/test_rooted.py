@@ -259,3 +259,45 @@ def test_runs_match_interval_by_interval(rule: str, monkeypatch: pytest.MonkeyPa
                 f, s, n = _reference_intervals(inst, flow, gs, ge, lI, rule)
                 assert np.array_equal(plan.flow, f) and np.array_equal(plan.start, s)
                 assert np.array_equal(plan.length, n)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_one_job_read_alone(seed):
+    """DMA-SRT reads each job on its own: the order of ``_tree`` is the instance-wide
+    ``job_topological_order`` restricted to the job (jobs interleaved in position, edges
+    against the positions), its parents are the job's edges, and ``aggregate_slots`` from the
+    jobs' own flows is the port-load maximum over every flow of those jobs."""
+    from coflowopt.model import Fabric, Instance
+    from coflowopt.schedulers.dag.dma import aggregate_slots, job_topological_order
+
+    rng = np.random.default_rng(seed)
+    C, J, m = 14, 4, 5
+    cjob = rng.integers(0, J, C)
+    cjob[:J] = np.arange(J)
+    rank = rng.permutation(C)           # edges go up this rank: acyclic, not by position
+    edges = [(a, b) for a in range(C) for b in range(C)
+             if cjob[a] == cjob[b] and rank[a] < rank[b] and rng.random() < 0.3]
+    per = rng.integers(0, 4, C)
+    per[-1] = 2                         # the last position names the coflow count
+    fc = np.repeat(np.arange(C), per)
+    F = fc.size
+    inst = Instance.from_arrays(
+        Fabric.uniform(m, 1.0), rng.integers(0, m, F), rng.integers(0, m, F),
+        rng.integers(1, 5, F).astype(float), fc, coflow_job=cjob, n_jobs=J,
+        starts_after=np.array(edges, dtype=np.int64).reshape(-1, 2))
+    topo = job_topological_order(inst)
+    d = slot_demand(inst)
+    for j in range(J):
+        want = topo[inst.coflow_job[topo] == j]
+        for kind in ("fan-in", "fan-out"):
+            order, parent = rooted_mod._tree(inst, j, kind)
+            assert order.tolist() == (want if kind == "fan-in" else want[::-1]).tolist()
+            mine = [(a, b) for a, b in edges if cjob[a] == j]
+            assert parent == ({a: b for a, b in mine} if kind == "fan-in"
+                              else {b: a for a, b in mine})
+    for jobs in ([0], [1, 3], [0, 1, 2, 3], []):
+        sel = np.isin(inst.coflow_job[inst.flow_coflow], jobs)
+        loads = [np.bincount(p[sel], weights=d[sel], minlength=m)
+                 for p in (inst.flow_src, inst.flow_dst)]
+        want_delta = int(max(x.max() for x in loads)) if sel.any() else 0
+        assert aggregate_slots(inst, np.array(jobs, dtype=np.int64), d) == want_delta
