@@ -69,6 +69,7 @@ __all__ = [
     "effective_size",
     "items_hk",
     "merge_pieces",
+    "repeat_runs_hk",
     "resolve_runs_hk",
     "run_bna",
     "sequential_order",
@@ -646,6 +647,78 @@ def resolve_runs_hk(src: np.ndarray, dst: np.ndarray, member: np.ndarray, ptr: n
             m += 1
         g += 1
     return o_f, o_s, o_n, m, g
+
+
+@njit(cache=True)
+def repeat_runs_hk(src: np.ndarray, dst: np.ndarray, member: np.ndarray, ptr: np.ndarray,
+                   runs: np.ndarray, rlen: np.ndarray, begin: np.ndarray, flow: np.ndarray,
+                   amount: np.ndarray, small: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, int]:
+    """DMA-SRT's step 6 for many runs of intervals at once (rule ``"hk"``): run ``g`` has
+    items ``member[ptr[g]:ptr[g+1]]`` (indices into ``src``, ``dst``, ``flow``), each
+    needing ``amount[i]`` slots (1 when ``amount`` is empty) in every one of the
+    ``L = rlen[runs[g]]`` intervals of run ``runs[g]``, which starts at slot
+    ``begin[runs[g]]``; its ``BNA(D)`` (:func:`items_hk` on the items of positive amount,
+    ``eff`` slots) is computed once and its pieces repeated ``L`` times, ``eff`` slots
+    apart.  A run whose matrix has at most ``small`` active ports (``"auto"`` takes
+    ``"maxweight"`` there) is left to the caller.  Returns the pieces ``(flow, start,
+    length)`` and their number (not joined: the caller's :func:`merge_pieces` joins them,
+    as it joins ``bna_items``' pieces), and the runs left and their number."""
+    n_runs = ptr.size - 1
+    cap = 1024
+    o_f = np.empty(cap, np.int64)
+    o_s = np.empty(cap, np.int64)
+    o_n = np.empty(cap, np.int64)
+    left = np.empty(n_runs, np.int64)
+    n_left = 0
+    m = 0
+    ones = amount.size == 0
+    for g in range(n_runs):
+        a = ptr[g]
+        b = ptr[g + 1]
+        live = np.empty(b - a, np.int64)
+        nl = 0
+        for x in range(a, b):
+            if ones or amount[member[x]] > 0:
+                live[nl] = member[x]
+                nl += 1
+        if nl == 0:
+            continue
+        sub_s = np.empty(nl, np.int64)
+        sub_d = np.empty(nl, np.int64)
+        amt = np.empty(nl, np.int64)
+        for x in range(nl):
+            sub_s[x] = src[live[x]]
+            sub_d[x] = dst[live[x]]
+            amt[x] = 1 if ones else amount[live[x]]
+        if small >= 0:
+            _ri, _ci, k = _compress(sub_s, sub_d)
+            if k <= small:
+                left[n_left] = g
+                n_left += 1
+                continue
+        item, start, length, eff = items_hk(sub_s, sub_d, amt)
+        r = runs[g]
+        L = rlen[r]
+        need = m + L * item.size
+        if need > cap:
+            while cap < need:
+                cap *= 2
+            o_f2 = np.empty(cap, np.int64)
+            o_s2 = np.empty(cap, np.int64)
+            o_n2 = np.empty(cap, np.int64)
+            o_f2[:m] = o_f[:m]
+            o_s2[:m] = o_s[:m]
+            o_n2[:m] = o_n[:m]
+            o_f, o_s, o_n = o_f2, o_s2, o_n2
+        for q in range(L):
+            at = begin[r] + eff * q
+            for i in range(item.size):
+                o_f[m] = flow[live[item[i]]]
+                o_s[m] = at + start[i]
+                o_n[m] = length[i]
+                m += 1
+    return o_f, o_s, o_n, m, left, n_left
 
 
 def bna_items(src: np.ndarray, dst: np.ndarray, amount: np.ndarray, *,

@@ -47,7 +47,13 @@ import numpy as np
 
 from coflowopt.model import Instance, topological_order
 from coflowopt.params import Params
-from coflowopt.schedulers.dag.bna import bna_items, bna_plan, merge_pieces
+from coflowopt.schedulers.dag.bna import (
+    AUTO_MAXWEIGHT_PORTS,
+    bna_items,
+    bna_plan,
+    merge_pieces,
+    repeat_runs_hk,
+)
 from coflowopt.schedulers.dag.dma import (
     NO_W,
     aggregate_slots,
@@ -334,7 +340,20 @@ def _resolve_runs(instance: Instance, flow: np.ndarray, start: np.ndarray, end: 
     free, (cptr, cmem) = merge_runs(ra, rb, cnt > 1, begin, rlen, prio, flow, amount, NO_W)
     out_f, out_s, out_n = [free[0]], [free[1]], [free[2]]
     runs = np.flatnonzero(cnt > 1)
-    for g, (a, b) in enumerate(zip(cptr[:-1].tolist(), cptr[1:].tolist(), strict=True)):
+    todo: Any = range(runs.size)
+    if rule in ("hk", "auto") and runs.size:
+        # compiled, all runs at once; under "auto" the runs of at most
+        # AUTO_MAXWEIGHT_PORTS active ports stay for the loop below (bna_items' choice)
+        f_, s_, n_, k, left, n_left = repeat_runs_hk(
+            ps, pd, cmem, cptr, runs, rlen, begin, flow, amount,
+            AUTO_MAXWEIGHT_PORTS if rule == "auto" else -1)
+        out_f.append(f_[:k])
+        out_s.append(s_[:k])
+        out_n.append(n_[:k])
+        del f_, s_, n_
+        todo = left[:n_left].tolist()
+    for g in todo:
+        a, b = int(cptr[g]), int(cptr[g + 1])
         idx = cmem[a:b]
         r = int(runs[g])
         amt = np.ones(b - a, _I64) if amount.size == 0 else amount[idx]

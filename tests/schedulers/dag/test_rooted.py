@@ -233,11 +233,15 @@ def _reference_intervals(inst: coflowopt.Instance, flow: np.ndarray, gs: np.ndar
     return join_touching_pieces(out)
 
 
-@pytest.mark.parametrize("rule", ["hk", "maxweight"])
-def test_runs_match_interval_by_interval(rule: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Step 6 by runs of constant membership (one BNA per run, repeated) gives the pieces of
-    the interval-by-interval resolution, for l_I = 1, 2, 3, 7 and "sqrt", on fan-in trees with
-    long flows (runs of many intervals) and few ports (shared pairs)."""
+@pytest.mark.parametrize(("rule", "wide"), [("hk", False), ("maxweight", False),
+                                            ("auto", False), ("hk", True), ("auto", True)])
+def test_runs_match_interval_by_interval(rule: str, wide: bool,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Step 6 by runs of constant membership (one BNA per run, repeated; compiled for all
+    runs under "hk" and for those of more than 24 active ports under "auto") gives the pieces
+    of the interval-by-interval resolution, for l_I = 1, 2, 3, 7 and "sqrt", on fan-in trees
+    with long flows (runs of many intervals) and few ports (shared pairs), and on 40 ports
+    with coflows 1 to 30 flows wide (runs on both sides of "auto"'s 24 ports)."""
     seen: list[tuple] = []
     orig = rooted_mod._resolve_intervals
 
@@ -248,7 +252,9 @@ def test_runs_match_interval_by_interval(rule: str, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(rooted_mod, "_resolve_intervals", record)
     long_flows = CoflowClassMix.single(1, 3, 2, 12)
     for seed in range(3):
-        inst = dags.rooted_trees(2, ports=3, nodes=(2, 6), seed=seed, mix=long_flows)
+        inst = (dags.rooted_trees(2, ports=40, nodes=(2, 5), seed=seed,
+                                  mix=CoflowClassMix.single(1, 30, 1, 6)) if wide else
+                dags.rooted_trees(2, ports=3, nodes=(2, 6), seed=seed, mix=long_flows))
         d = slot_demand(inst)
         for j in range(inst.n_jobs):
             for l_I in (1, 2, 3, 7, "sqrt"):
