@@ -14,10 +14,11 @@ Workloads per family:
 - ``single`` (fluid semantics) and ``coflowsim`` (CoflowSim semantics, its scheduler names):
   the synthetic trace itself;
 - ``fair-family`` (cofair, utopia): the synthetic trace;
-- ``dag`` (bna, dma, gdm-bf) and ``learned`` (deepweave): the trace cut into multi-stage jobs,
-  ``coflowopt gen fb2010_jobs --trace TRACE -p slots=true`` (bna and dma, makespan
-  algorithms without releases, on its ``-p offline=true`` form), as ``benchmarks/bench_dag.py``
-  does for FB2010.
+- ``dag`` (bna, dma, gdm-bf, gdm; dma-rt, gdm-rt, gdm-rt-bf) and ``learned`` (deepweave):
+  the trace cut into multi-stage jobs, ``coflowopt gen fb2010_jobs --trace TRACE -p
+  slots=true`` (bna, dma and dma-rt, makespan algorithms without releases, on its ``-p
+  offline=true`` form; the rooted-tree variants on its ``--shape fan-in`` form), as
+  ``benchmarks/bench_dag.py`` does for FB2010.
 
 The kernels are compiled (or loaded from numba's cache) by one warm-up run per scheduler on a
 small synthetic trace before the timed runs, so no row pays for a compile.
@@ -53,11 +54,14 @@ from pathlib import Path
 
 SINGLE = ["varys", "sincronia", "aalo", "a-sebf", "fifo", "scf", "ncf", "lcf", "fair"]
 COFLOWSIM = ["sebf", "dark", "fifo", "scf", "ncf", "lcf", "fair", "pfp"]
-DAG = ["bna", "dma", "gdm-bf"]
+DAG = ["bna", "dma", "gdm-bf", "gdm", "dma-rt", "gdm-rt", "gdm-rt-bf"]
 FAIR_FAMILY = ["cofair", "utopia"]
 LEARNED = ["deepweave"]
-#: schedulers that run on the job form of the trace; the first two on its offline form
-JOBS = {"bna": "offline", "dma": "offline", "gdm-bf": "jobs", "deepweave": "jobs"}
+#: schedulers that run on a job form of the trace: offline (no releases) or not, fan-in trees
+#: for the rooted-tree variants
+JOBS = {"bna": "offline", "dma": "offline", "gdm-bf": "jobs", "gdm": "jobs",
+        "dma-rt": "offline-fan-in", "gdm-rt": "jobs-fan-in", "gdm-rt-bf": "jobs-fan-in",
+        "deepweave": "jobs"}
 FB_COFLOWS, FB_PORTS = 526, 150
 TIME = "/usr/bin/time"
 
@@ -149,7 +153,8 @@ class Workloads:
                           str(self.load)])
 
     def jobs(self, k: float, form: str) -> Path:
-        extra = ["-p", "offline=true"] if form == "offline" else []
+        extra = ["-p", "offline=true"] if form.startswith("offline") else []
+        extra += ["--shape", "fan-in"] if form.endswith("fan-in") else []
         return self._gen(self.root / f"jobs-{form}-{k:g}x-s{self.seed}.json.gz",
                          ["fb2010_jobs", "--trace", str(self.trace(k)), "-p", "slots=true",
                           *extra])
