@@ -66,6 +66,7 @@ __all__ = [
     "dma_cut",
     "dma_plan",
     "draw_delays",
+    "execute_cut",
     "isolated_plan",
     "job_topological_order",
     "release_refusal",
@@ -405,19 +406,32 @@ def run_dma(instance: Instance, params: DMAParams, sink: RateSink, *, seed: Any 
     meta = {"scheduler": "dma", "params": {"beta": p.beta, "rule": p.rule,
                                            "quantum": p.quantum},
             "slot_length": slot_length(instance, p.quantum)}
-    if sink.stream and p.rule in ("hk", "auto") and cut is not None:
-        # no merged plan: the runs resolved and executed in time order
+    box = [cut]
+    del cut
+    return execute_cut(instance, box.pop(), rule=p.rule, quantum=p.quantum, sink=sink,
+                       meta=meta)
+
+
+def execute_cut(instance: Instance, cut: RunCut | None, *, rule: str, quantum: float,
+                sink: RateSink, meta: dict[str, Any]) -> Outcome:
+    """DMA step 4 on ``cut``'s runs and the execution of the result into ``sink`` (DMA's
+    and DMA-RT's): a streaming sink under rule ``"hk"`` / ``"auto"`` gets the runs resolved
+    and executed in time order, no merged plan held
+    (:func:`~coflowopt.schedulers.dag.merge_stream.run_merged`); otherwise the merged plan
+    (:func:`resolve_cut`) goes through ``run_plan``.  ``meta["slots"]`` is the plan's
+    makespan.  Handed over as the only reference, the runs are freed once resolved."""
+    if sink.stream and rule in ("hk", "auto") and cut is not None:
         meta["slots"] = cut.total
         box = [cut]
         del cut
-        return run_merged(instance, box.pop(), quantum=p.quantum, sink=sink, meta=meta)
+        return run_merged(instance, box.pop(), quantum=quantum, sink=sink, meta=meta)
     box_c = [cut]   # handed over: resolve_cut frees the runs once merged
     del cut
-    plan = resolve_cut(instance, box_c.pop(), rule=p.rule)
+    plan = resolve_cut(instance, box_c.pop(), rule=rule)
     meta["slots"] = plan.makespan
-    box = [plan]  # handed over: run_plan frees the plan once it has its segments
+    box_p = [plan]  # handed over: run_plan frees the plan once it has its segments
     del plan
-    return run_plan(instance, box.pop(), quantum=p.quantum, sink=sink, meta=meta)
+    return run_plan(instance, box_p.pop(), quantum=quantum, sink=sink, meta=meta)
 
 
 # -- compiled sweeps of delay_and_merge ---------------------------------------------------------

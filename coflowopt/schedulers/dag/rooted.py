@@ -60,13 +60,14 @@ from coflowopt.schedulers.dag.dma import (
     check_beta,
     cut_runs,
     draw_delays,
+    execute_cut,
     job_rank,
     merge_runs,
     release_refusal,
     resolve_cut,
     run_eff,
 )
-from coflowopt.schedulers.dag.merge_stream import RunCut, run_merged
+from coflowopt.schedulers.dag.merge_stream import RunCut
 from coflowopt.schedulers.dag.slots import (
     SlotPlan,
     finishes_before_refusal,
@@ -506,16 +507,7 @@ def run_dma_rt(instance: Instance, params: DMARTParams, sink: RateSink, *, seed:
     meta = {"scheduler": "dma-rt",
             "params": {"beta": p.beta, "l_I": p.l_I, "rule": p.rule, "quantum": p.quantum},
             "slot_length": slot_length(instance, p.quantum)}
-    if sink.stream and p.rule in ("hk", "auto") and cut is not None:
-        # no merged plan: the runs resolved and executed in time order (as dma's)
-        meta["slots"] = cut.total
-        box_c = [cut]
-        del cut
-        return run_merged(instance, box_c.pop(), quantum=p.quantum, sink=sink, meta=meta)
-    box_c = [cut]   # handed over: resolve_cut frees the runs once merged
+    box = [cut]    # handed over: streamed run by run, or the merged plan executed
     del cut
-    plan = resolve_cut(instance, box_c.pop(), rule=p.rule)
-    meta["slots"] = plan.makespan
-    box = [plan]  # handed over: run_plan frees the plan once it has its segments
-    del plan
-    return run_plan(instance, box.pop(), quantum=p.quantum, sink=sink, meta=meta)
+    return execute_cut(instance, box.pop(), rule=p.rule, quantum=p.quantum, sink=sink,
+                       meta=meta)

@@ -149,6 +149,18 @@ def test_gdm_groups_joined(monkeypatch: pytest.MonkeyPatch) -> None:
     assert merge_stream.join_runs([]) is None
 
 
+def _same_as_plan(inst: Instance, streamed, plan, quantum: float, i: int,
+                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The streamed run's final validator state and breakpoints equal ``run_plan``'s on
+    ``plan``."""
+    new = _final(streamed, monkeypatch, merge_stream)
+    old = _final(lambda: run_plan(inst, plan, quantum=quantum, sink=RateSink.streaming()),
+                 monkeypatch, slots)
+    assert np.array_equal(new.breakpoints, old.breakpoints), i
+    for a, b in zip(new.state, old.state, strict=True):
+        assert np.array_equal(a, b), i
+
+
 @pytest.mark.parametrize("l_I", [1, 2, "sqrt"])
 def test_rooted_trees_streamed(l_I: int | str, monkeypatch: pytest.MonkeyPatch) -> None:
     """DMA-RT and G-DM-RT merge their DMA-SRT plans as DMA does: streamed, the validator ends
@@ -164,25 +176,15 @@ def test_rooted_trees_streamed(l_I: int | str, monkeypatch: pytest.MonkeyPatch) 
         if i >= 4:
             off, rel = _on_rate(off, 0.1), _on_rate(rel, 0.1)
         pr = DMARTParams(quantum=0.7, l_I=l_I, rule="hk")
-        new = _final(lambda off=off, pr=pr, i=i: run_dma_rt(off, pr, RateSink.streaming(),
-                                                            seed=i), monkeypatch, merge_stream)
         plan = dma_rt_plan(off, np.arange(off.n_jobs), slot_demand(off, 0.7),
                            rng=np.random.default_rng(i), l_I=l_I, rule="hk")
-        old = _final(lambda off=off, plan=plan: run_plan(
-            off, plan, quantum=0.7, sink=RateSink.streaming()), monkeypatch, slots)
-        assert np.array_equal(new.breakpoints, old.breakpoints), i
-        for a, b in zip(new.state, old.state, strict=True):
-            assert np.array_equal(a, b), i
+        _same_as_plan(off, lambda off=off, pr=pr, i=i: run_dma_rt(
+            off, pr, RateSink.streaming(), seed=i), plan, 0.7, i, monkeypatch)
         out = run_dma_rt(off, pr, RateSink.streaming(), seed=i)
         assert out.meta["slots"] == plan.makespan
         pg = GDMRTParams(quantum=0.7, l_I=l_I, rule="hk")
-        new = _final(lambda rel=rel, pg=pg, i=i: run_gdm_rt(rel, pg, RateSink.streaming(),
-                                                            seed=i), monkeypatch, merge_stream)
         plan, _, _ = gdm_plan(rel, pg, np.random.default_rng(i), rooted=True)
-        old = _final(lambda rel=rel, plan=plan: run_plan(
-            rel, plan, quantum=0.7, sink=RateSink.streaming()), monkeypatch, slots)
-        assert np.array_equal(new.breakpoints, old.breakpoints), i
-        for a, b in zip(new.state, old.state, strict=True):
-            assert np.array_equal(a, b), i
+        _same_as_plan(rel, lambda rel=rel, pg=pg, i=i: run_gdm_rt(
+            rel, pg, RateSink.streaming(), seed=i), plan, 0.7, i, monkeypatch)
         out = run_gdm_rt(rel, pg, RateSink.streaming(), seed=i)
         assert out.meta["makespan_slots"] == plan.makespan
