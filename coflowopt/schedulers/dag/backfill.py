@@ -218,8 +218,10 @@ def ordered_pieces(plan: SlotPlan, n_flows: int, shift: int = 0
     del plan
     n = flow_c.size
     top = int(start_c.max()) + 1 if n else 1
-    small = bool(n) and shift + top - 1 + int(len_c.max()) < 2 ** 31 - 1 \
-        and n_flows < 2 ** 31 and n < 2 ** 31
+    # an empty plan in int32 too: concatenated with other groups' int32 pieces, one int64
+    # part would widen them all
+    small = not n or (shift + top - 1 + int(len_c.max()) < 2 ** 31 - 1
+                      and n_flows < 2 ** 31 and n < 2 ** 31)
     bt = np.int32 if small else _I64
     like = np.zeros(0, bt)
     if top <= 4 * n + (1 << 20):

@@ -263,6 +263,10 @@ def test_ordered_pieces_against_a_lexsort(seed):
         assert f.tolist() == flow[want].tolist()
         assert s.tolist() == (start[want] + shift).tolist()
         assert ln.tolist() == length[want].tolist()
+    # no piece: int32 as well, so that it does not widen the groups it is joined with
+    z = np.zeros(0, np.int64)
+    assert all(c.dtype == np.int32 and c.size == 0
+               for c in bfmod.ordered_pieces(SlotPlan(z, z, z), F, 5))
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
