@@ -599,6 +599,13 @@ def items_hk(src, dst, amt):
     """:func:`bna_items` with the ``"hk"`` rule, compiled end to end and sparse:
     ``O((nnz + changes) log k)`` for ``nnz`` entries of the augmented matrix."""
     ri, ci, k = _compress(src, dst)
+    return _items_ranked(ri, ci, k, amt)
+
+
+@njit(cache=True)
+def _items_ranked(ri, ci, k, amt):
+    """:func:`items_hk` on items already in local row and column indices (:func:`_compress`:
+    ``ri``, ``ci``, the square size ``k``)."""
     row_ptr, col, val, ent, E = _support(ri, ci, amt, k)
     _durs, _v_row, v_ent, v_start, v_end = _peel_sparse(row_ptr, col, val, E)
     item, start, length = _assign_real_first(ent, amt, col.size, v_ent, v_start, v_end)
@@ -691,13 +698,12 @@ def repeat_runs_hk(src: np.ndarray, dst: np.ndarray, member: np.ndarray, ptr: np
             sub_s[x] = src[live[x]]
             sub_d[x] = dst[live[x]]
             amt[x] = 1 if ones else amount[live[x]]
-        if small >= 0:
-            _ri, _ci, k = _compress(sub_s, sub_d)
-            if k <= small:
-                left[n_left] = g
-                n_left += 1
-                continue
-        item, start, length, eff = items_hk(sub_s, sub_d, amt)
+        ri, ci, k = _compress(sub_s, sub_d)   # once: it decides the rule and feeds the peel
+        if k <= small:
+            left[n_left] = g
+            n_left += 1
+            continue
+        item, start, length, eff = _items_ranked(ri, ci, k, amt)
         r = runs[g]
         L = rlen[r]
         need = m + L * item.size

@@ -362,15 +362,25 @@ def gdm_base(instance: Instance, params: GDMParams, rng: np.random.Generator, *,
 def _group_plan(inst: Instance, jobs: np.ndarray, demand: np.ndarray, params: GDMParams,
                 rng: np.random.Generator, rooted: bool) -> SlotPlan:
     """One group's plan from slot 0: DMA (DMA-RT with ``rooted``) of its jobs, ``sigma``
-    their priority."""
+    their priority (:func:`_group_cut`'s runs resolved: ``dma_plan`` / ``dma_rt_plan``)."""
+    from coflowopt.schedulers.dag.dma import resolve_cut
+
+    return resolve_cut(inst, _group_cut(inst, jobs, demand, params, rng, rooted),
+                       rule=params.rule)
+
+
+def _group_cut(inst: Instance, jobs: np.ndarray, demand: np.ndarray, params: GDMParams,
+               rng: np.random.Generator, rooted: bool) -> RunCut | None:
+    """One group's DMA (DMA-RT with ``rooted``) runs from slot 0 before their collisions are
+    resolved, ``sigma`` the jobs' priority (``None``: no piece)."""
     if rooted:
-        from coflowopt.schedulers.dag.rooted import dma_rt_plan
+        from coflowopt.schedulers.dag.rooted import dma_rt_cut
 
-        return dma_rt_plan(inst, jobs, demand, rng=rng, beta=params.beta,
-                           l_I=params.l_I, rule=params.rule, order=jobs)  # type: ignore[attr-defined]
-    from coflowopt.schedulers.dag.dma import dma_plan
+        return dma_rt_cut(inst, jobs, demand, rng=rng, beta=params.beta,
+                          l_I=params.l_I, rule=params.rule, order=jobs)  # type: ignore[attr-defined]
+    from coflowopt.schedulers.dag.dma import dma_cut
 
-    return dma_plan(inst, jobs, demand, rng=rng, beta=params.beta, rule=params.rule, order=jobs)
+    return dma_cut(inst, jobs, demand, rng=rng, beta=params.beta, rule=params.rule, order=jobs)
 
 
 def gdm_cut(instance: Instance, params: GDMParams, rng: np.random.Generator, *,
@@ -381,22 +391,12 @@ def gdm_cut(instance: Instance, params: GDMParams, rng: np.random.Generator, *,
     (:func:`~coflowopt.schedulers.dag.dma.dma_cut`, or :func:`~coflowopt.schedulers.dag.
     rooted.dma_rt_cut`) shifted to its start slot and joined (``None``: no piece); the
     grouping, the groups' start slots and the plan's makespan."""
-    if rooted:
-        from coflowopt.schedulers.dag.rooted import dma_rt_cut
-    else:
-        from coflowopt.schedulers.dag.dma import dma_cut
-
     inst = instance
     demand = slot_demand(inst, params.quantum)
     g = _grouping(inst, params, demand, B)
 
     def one(jobs: np.ndarray, S: int) -> tuple[Any, int]:
-        if rooted:
-            cut = dma_rt_cut(inst, jobs, demand, rng=rng, beta=params.beta,
-                             l_I=params.l_I, rule=params.rule, order=jobs)  # type: ignore[attr-defined]
-        else:
-            cut = dma_cut(inst, jobs, demand, rng=rng, beta=params.beta, rule=params.rule,
-                          order=jobs)
+        cut = _group_cut(inst, jobs, demand, params, rng, rooted)
         return cut, 0 if cut is None else cut.total
 
     parts, starts = _each_group(g, one)
