@@ -50,7 +50,6 @@ algorithm is kept.
 
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Literal
 
 import numpy as np
@@ -60,7 +59,8 @@ from coflowopt.model import Instance
 from coflowopt.schedulers.dag.slots import SlotPlan
 from coflowopt.sim.events import grow, iheap_pop, iheap_pop_at, iheap_push, iheap_push_at
 
-__all__ = ["BackfillResult", "backfill", "backfill_ordered", "backfill_reference", "ordered_pieces"]
+__all__ = ["BackfillRun", "backfill", "backfill_ordered", "backfill_reference",
+           "ordered_pieces"]
 
 _I64 = np.int64
 NONE = np.int64(2**62)  # key of a port without a candidate
@@ -72,13 +72,6 @@ _BAD_FLOW, _BAD_SLOT, _UNSERVED, _EVENTS, _REPAIRS, _SCANS, _HEAP = range(7)
 # each, and a pop is followed by at most two pushes; it never held more than 2m keys on
 # FB2010's jobs or the 1x and 2x synthetic ones); tests set it to 0 to grow it at every event
 _HEAP_ROOM = 8
-
-#: what :func:`_bf_kernel` returns: the served plan's columns; ``bad_flow``, ``bad_slot``: a
-#: base piece served before its coflow was open (-1: none); ``unserved_flow``: a flow never
-#: served in full (-1: none); the run's counters ``events``, ``port_repairs``, ``pair_scans``
-BackfillResult = namedtuple("BackfillResult", [
-    "flow", "start", "length", "bad_flow", "bad_slot", "unserved_flow", "events",
-    "port_repairs", "pair_scans"])
 
 
 def _check_inputs(instance: Instance, base: SlotPlan, priority: np.ndarray,
@@ -203,8 +196,9 @@ def backfill(instance: Instance, base: SlotPlan, priority: np.ndarray, demand: n
     # order and its scratch beside the whole plan: the run's peak memory)
     box = [base]
     del base  # freed in ordered_pieces when the caller handed over its only reference
-    b_flow, b_start, b_len = ordered_pieces(box.pop(), instance.n_flows)
-    return _served(instance, cprio, d, rel, b_flow, b_start, b_len)
+    run = BackfillRun(instance, cprio, d, rel)
+    run.feed(ordered_pieces(box.pop(), instance.n_flows))
+    return run.finish()
 
 
 def ordered_pieces(plan: SlotPlan, n_flows: int, shift: int = 0
@@ -243,30 +237,153 @@ def backfill_ordered(instance: Instance, pieces: tuple[np.ndarray, np.ndarray, n
                      ) -> SlotPlan:
     """:func:`backfill` (``engine="fast"``) of a base plan given as its pieces ``(flow,
     start, length)`` already in the order the backfill reads them: by (start, flow), each of
-    positive length (:func:`ordered_pieces`; G-DM's groups follow each other in time, so
-    their ordered pieces concatenated are ordered too, and no whole plan is sorted).  The
-    columns are read in place; handed over as the only reference (``pieces`` popped from a
-    list), they are freed when the backfill returns."""
-    cprio, d, rel = _check_rules(instance, priority, demand, release_slot)
-    b_flow, b_start, b_len = pieces
+    positive length (:func:`ordered_pieces`).  The columns are read in place; handed over as
+    the only reference (``pieces`` popped from a list), they are freed when the backfill
+    returns.  :class:`BackfillRun` takes them a chunk at a time."""
+    run = BackfillRun(instance, priority, demand, release_slot)
+    run.feed(pieces)
     del pieces
-    if not (b_flow.shape == b_start.shape == b_len.shape and b_flow.ndim == 1):
-        raise ValueError(f"backfill: flow/start/length columns differ in shape: "
-                         f"{b_flow.shape}, {b_start.shape}, {b_len.shape}")
-    served = np.zeros(instance.n_flows, _I64)
-    code, i = _check_ordered(b_flow, b_start, b_len, served)
-    if code:
-        what = {1: f"names flow {b_flow[i]}, out of range",
-                2: f"starts at slot {b_start[i]}, before 0",
-                3: f"has length {b_len[i]} (positive lengths only)",
-                4: f"(flow {b_flow[i]}, slot {b_start[i]}) is not after piece {i - 1} (flow "
-                   f"{b_flow[i - 1]}, slot {b_start[i - 1]}): pieces by (start, flow)"}[code]
-        raise ValueError(f"backfill: base piece {i} {what}")
-    short = np.flatnonzero(served < d)
-    if short.size:
-        _short(instance, int(short[0]), int(served[short[0]]), d)
-    del served
-    return _served(instance, cprio, d, rel, b_flow, b_start, b_len)
+    return run.finish()
+
+
+class BackfillRun:
+    """:func:`backfill` (``engine="fast"``) of a base plan handed over a chunk at a time, each
+    chunk's pieces ``(flow, start, length)`` by (start, flow), of positive length, and
+    starting after every piece of the chunks before (:func:`ordered_pieces` of G-DM's
+    groups, which follow each other in time): the event loop goes as far as a chunk takes it
+    and keeps its state, so that only one chunk is held at a time.  :meth:`finish` runs it to
+    the end and returns the served plan (the same as from the chunks joined).
+
+    ``priority``, ``demand``, ``release_slot``: as :func:`backfill`."""
+
+    def __init__(self, instance: Instance, priority: np.ndarray, demand: np.ndarray,
+                 release_slot: np.ndarray) -> None:
+        cprio, d, rel = _check_rules(instance, priority, demand, release_slot)
+        inst = self.instance = instance
+        self.demand = d
+        m, C = inst.ports, inst.n_coflows
+        # the instance's own columns (int32 where it holds them so: no int64 copies of the
+        # flows' ports and coflows beside the plan)
+        src = np.ascontiguousarray(inst.flow_src)
+        dst = np.ascontiguousarray(inst.flow_dst)
+        fcof = np.ascontiguousarray(inst.flow_coflow)
+        prio = _flow_rank(inst, cprio)
+        # pairs present, each with its flows by rank
+        pkey = src.astype(_I64) * m + dst
+        upair, pair_of = np.unique(pkey, return_inverse=True)
+        del pkey
+        pair_of = pair_of.astype(np.int32 if upair.size < 2 ** 31 else _I64)
+        P = upair.size
+        pair_flows = np.lexsort((prio, pair_of)).astype(_I64)
+        pair_ptr = np.zeros(P + 1, dtype=_I64)
+        np.cumsum(np.bincount(pair_of, minlength=P), out=pair_ptr[1:])
+        pair_src, pair_dst = (upair // m).astype(_I64), (upair % m).astype(_I64)
+        inp_ptr = np.zeros(m + 1, dtype=_I64)
+        np.cumsum(np.bincount(pair_src, minlength=m), out=inp_ptr[1:])
+        inp_pairs = np.arange(P, dtype=_I64)  # upair is sorted by src
+        outp_pairs = np.argsort(pair_dst, kind="stable").astype(_I64)
+        outp_ptr = np.zeros(m + 1, dtype=_I64)
+        np.cumsum(np.bincount(pair_dst, minlength=m), out=outp_ptr[1:])
+        sptr, succ = inst.successors_ptr
+        npred = np.bincount(inst.starts_after[:, 1].astype(_I64), minlength=C).astype(_I64) \
+            if inst.starts_after.size else np.zeros(C, dtype=_I64)
+        # the kernel's arguments before the state, and the state (_bf_init's blocks)
+        self._static = (
+            m, src, dst, fcof, prio, pair_of, pair_ptr, inp_ptr, inp_pairs, outp_ptr,
+            outp_pairs, np.asarray(inst.coflow_flows_ptr, dtype=_I64),
+            np.asarray(inst.coflow_flow_order, dtype=_I64), np.asarray(sptr, dtype=_I64),
+            np.asarray(succ, dtype=_I64), rel, np.argsort(rel, kind="stable").astype(_I64))
+        like = np.zeros(0, np.int32 if inst.n_flows < 2 ** 31 and P < 2 ** 31 else _I64)
+        self._state = list(_bf_init(m, src, dst, d, fcof, prio, pair_ptr, pair_flows, inp_ptr,
+                                    inp_pairs, outp_ptr, outp_pairs, npred, C, _HEAP_ROOM * m,
+                                    like))
+        self._out: list[np.ndarray] | None = None
+        self._served = np.zeros(inst.n_flows, _I64)
+        self._last = (-1, -1)    # the last piece fed: (start, flow)
+        self._fed = 0            # pieces fed
+
+    def feed(self, pieces: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        """Run the event loop through ``pieces`` (checked first: one-line errors naming the
+        piece, numbered across chunks); an empty chunk is skipped."""
+        b_flow, b_start, b_len = pieces
+        del pieces
+        if not (b_flow.shape == b_start.shape == b_len.shape and b_flow.ndim == 1):
+            raise ValueError(f"backfill: flow/start/length columns differ in shape: "
+                             f"{b_flow.shape}, {b_start.shape}, {b_len.shape}")
+        n = b_flow.size
+        if n == 0:
+            return
+        code, i = _check_ordered(b_flow, b_start, b_len, self._served)
+        at = self._fed + i
+        if code:
+            what = {1: f"names flow {b_flow[i]}, out of range",
+                    2: f"starts at slot {b_start[i]}, before 0",
+                    3: f"has length {b_len[i]} (positive lengths only)",
+                    4: f"(flow {b_flow[i]}, slot {b_start[i]}) is not after piece {at - 1} "
+                       f"(flow {b_flow[i - 1]}, slot {b_start[i - 1]}): pieces by (start, "
+                       f"flow)"}[code]
+            raise ValueError(f"backfill: base piece {at} {what}")
+        if self._fed and int(b_start[0]) <= self._last[0]:
+            raise ValueError(f"backfill: base piece {self._fed} (flow {b_flow[0]}, slot "
+                             f"{b_start[0]}) starts no later than piece {self._fed - 1} (flow "
+                             f"{self._last[1]}, slot {self._last[0]}), the last of the chunk "
+                             f"before: each chunk starts after the one before")
+        self._fed += n
+        self._last = (int(b_start[-1]), int(b_flow[-1]))
+        if self._state[_SC][_PHASE] != _DONE:
+            self._run(b_flow, b_start, b_len, False)
+
+    def _run(self, b_flow: np.ndarray, b_start: np.ndarray, b_len: np.ndarray,
+             last: bool) -> None:
+        st = self._state
+        wide = b_start.dtype != np.int32 or self.instance.n_flows >= 2 ** 31
+        if self._out is None:
+            # room for four pieces a flow (about three on the synthetic jobs), twice the
+            # first chunk's if more: untouched room costs no memory, and a growth touches
+            # the copy whole (grown when full); int32 while the slots fit (the chunks' dtype)
+            cap = max(16, 2 * b_flow.size, 4 * self.instance.n_flows)
+            self._out = [np.empty(cap, _I64 if wide else np.int32) for _ in range(3)]
+        elif wide and self._out[0].dtype != _I64:   # a chunk past 2^31 slots: widened
+            n = int(st[_SC][_NOUT])
+            for c in range(3):
+                w = np.empty(self._out[c].size, _I64)
+                w[:n] = self._out[c][:n]
+                self._out[c] = w
+        hp, *out = _bf_kernel(*self._static, *st, *self._out,
+                              b_flow, b_start, b_len, last)
+        st[_HP] = hp
+        self._out = out
+
+    def finish(self) -> SlotPlan:
+        """The served plan, after the event loop has run to the end; its refusals (a flow
+        the base plan gives fewer slots than it needs, a base piece served before its coflow
+        may start, a flow never served in full)."""
+        inst, d = self.instance, self.demand
+        short = np.flatnonzero(self._served < d)
+        if short.size:
+            _short(inst, int(short[0]), int(self._served[short[0]]), d)
+        st = self._state
+        if st[_SC][_PHASE] != _DONE:
+            z = np.zeros(0, _I64)
+            self._run(z, z, z, True)
+        status, sc = st[_STATUS], st[_SC]
+        out = self._out or [np.zeros(0, _I64)] * 3
+        self._state = []    # the state's blocks freed before the plan is used
+        fcof = inst.flow_coflow
+        if status[_BAD_FLOW] >= 0:
+            f = int(status[_BAD_FLOW])
+            raise ValueError(f"backfill: the base plan serves flow {f} (coflow "
+                             f"{inst.coflow_id[fcof[f]]!s}) at slot {int(status[_BAD_SLOT])}, "
+                             f"before its coflow is released or its predecessors complete "
+                             f"(infeasible base)")
+        if status[_UNSERVED] >= 0:
+            f = int(status[_UNSERVED])
+            raise ValueError(f"backfill: flow {f} (coflow {inst.coflow_id[fcof[f]]!s}) was never "
+                             f"served in full (its coflow never became ready)")
+        n = int(sc[_NOUT])
+        return SlotPlan(out[0][:n], out[1][:n], out[2][:n], counters={
+            "events": int(status[_EVENTS]), "port_repairs": int(status[_REPAIRS]),
+            "pair_scans": int(status[_SCANS])})
 
 
 @njit(cache=True)
@@ -287,56 +404,6 @@ def _check_ordered(flow, start, length, served):
             return 4, i
         served[f] += length[i]
     return 0, -1
-
-
-def _served(instance: Instance, cprio: np.ndarray, d: np.ndarray, rel: np.ndarray,
-            b_flow: np.ndarray, b_start: np.ndarray, b_len: np.ndarray) -> SlotPlan:
-    """The event loop on the ordered base pieces, and its refusals."""
-    inst = instance
-    m, C = inst.ports, inst.n_coflows
-    src = inst.flow_src.astype(_I64)
-    dst = inst.flow_dst.astype(_I64)
-    fcof = inst.flow_coflow.astype(_I64)
-    prio = _flow_rank(inst, cprio)
-    # pairs present, each with its flows by rank
-    pkey = src * m + dst
-    upair, pair_of = np.unique(pkey, return_inverse=True)
-    pair_of = pair_of.astype(_I64)
-    P = upair.size
-    po = np.lexsort((prio, pair_of))
-    pair_flows = po.astype(_I64)
-    pair_ptr = np.zeros(P + 1, dtype=_I64)
-    np.cumsum(np.bincount(pair_of, minlength=P), out=pair_ptr[1:])
-    pair_src, pair_dst = (upair // m).astype(_I64), (upair % m).astype(_I64)
-    inp_ptr = np.zeros(m + 1, dtype=_I64)
-    np.cumsum(np.bincount(pair_src, minlength=m), out=inp_ptr[1:])
-    inp_pairs = np.arange(P, dtype=_I64)  # upair is sorted by src
-    outp_pairs = np.argsort(pair_dst, kind="stable").astype(_I64)
-    outp_ptr = np.zeros(m + 1, dtype=_I64)
-    np.cumsum(np.bincount(pair_dst, minlength=m), out=outp_ptr[1:])
-    cf_ptr = np.asarray(inst.coflow_flows_ptr, dtype=_I64)
-    cf_flows = np.asarray(inst.coflow_flow_order, dtype=_I64)
-    sptr, succ = inst.successors_ptr
-    npred = np.bincount(inst.starts_after[:, 1].astype(_I64), minlength=C).astype(_I64) \
-        if inst.starts_after.size else np.zeros(C, dtype=_I64)
-    rel_order = np.argsort(rel, kind="stable").astype(_I64)
-    res = _bf_kernel(
-        m, src, dst, d, fcof, prio, pair_of, pair_ptr, pair_flows, inp_ptr, inp_pairs,
-        outp_ptr, outp_pairs, cf_ptr, cf_flows, np.asarray(sptr, dtype=_I64),
-        np.asarray(succ, dtype=_I64), npred, rel, rel_order, b_flow, b_start, b_len,
-        _HEAP_ROOM * m)
-    if res.bad_flow >= 0:
-        f = int(res.bad_flow)
-        raise ValueError(f"backfill: the base plan serves flow {f} (coflow "
-                         f"{inst.coflow_id[fcof[f]]!s}) at slot {int(res.bad_slot)}, before its "
-                         f"coflow is released or its predecessors complete (infeasible base)")
-    if res.unserved_flow >= 0:
-        f = int(res.unserved_flow)
-        raise ValueError(f"backfill: flow {f} (coflow {inst.coflow_id[fcof[f]]!s}) was never "
-                         f"served in full (its coflow never became ready)")
-    return SlotPlan(res.flow, res.start, res.length, counters={
-        "events": int(res.events), "port_repairs": int(res.port_repairs),
-        "pair_scans": int(res.pair_scans)})
 
 
 @njit(cache=True, inline="always")
@@ -481,13 +548,13 @@ def _next_best(p, pair_ptr, heap, hcnt, rem, by_rank):
 
 
 @njit(cache=True, inline="always")
-def _holder(s, own_in, base_in, b_flow):
+def _holder(s, own_in, base_f):
     """The flow on ingress port ``s`` (backfilled or the base plan's), -1 if it is free."""
     o = own_in[s]
     if o >= 0:
         return o
     if o == BASE:
-        return np.int64(b_flow[base_in[s]])
+        return base_f[s]
     return np.int64(-1)
 
 
@@ -565,20 +632,20 @@ def _step_finished(t, m, F, dst, fcof, pair_of, rem, own_in, own_out, op_in, op_
 
 
 @njit(cache=True)
-def _step_base_ends(t, m, F, dst, b_flow, b_start, b_len, own_in, own_out, op_in, op_out,
-                    base_in, wl, inwl, nwl, due, nd):
+def _step_base_ends(t, m, F, dst, own_in, own_out, op_in, op_out, base_f, base_end, wl,
+                    inwl, nwl, due, nd):
     """Step 2: base pieces ending at ``t`` (on the ``nd`` due ports of ``due``) free their
     ports.  Returns ``nwl``."""
     for k in range(nd):
         s = due[k]
-        i = base_in[s]
-        if i >= 0 and b_start[i] + b_len[i] == t:
+        f = base_f[s]
+        if f >= 0 and base_end[s] == t:
             if own_in[s] == BASE:
-                r = dst[b_flow[i]]
+                r = dst[f]
                 _free(s, r, own_in, op_in, own_out, op_out, F)
                 nwl = _push(s, wl, inwl, nwl)
                 nwl = _push(m + r, wl, inwl, nwl)
-            base_in[s] = -1
+            base_f[s] = -1
     return nwl
 
 
@@ -621,19 +688,22 @@ def _step_open(t, rel, rel_order, npred, sptr, succ, cf_left, is_open, cq, nq, r
 
 
 @njit(cache=True)
-def _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, rem, is_open, own_in, own_out,
-                      op_in, op_out, base_in, wl, inwl, nwl, bp, status, chg):
+def _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, b_len, rem, is_open, own_in,
+                      own_out, op_in, op_out, base_f, base_end, wl, inwl, nwl, bp, status, chg):
     """Step 4: base pieces starting at ``t`` take their ports, evicting backfilled flows (a
-    piece of a coflow not yet open marks the base infeasible); the ingress ports touched go
-    on the change list ``chg``.  Returns ``(bp, nwl)``."""
+    piece of a coflow not yet open marks the base infeasible); each port keeps its piece's
+    flow and end (``base_f``, ``base_end``: the chunk of pieces it came from may be gone when
+    the piece ends); the ingress ports touched go on the change list ``chg``.  Returns
+    ``(bp, nwl)``."""
     NB = b_flow.size
     while bp < NB and b_start[bp] <= t:
         i = bp
         bp += 1
-        f = b_flow[i]
+        f = np.int64(b_flow[i])
         s = src[f]
         r = dst[f]
-        base_in[s] = i
+        base_f[s] = f
+        base_end[s] = np.int64(b_start[i]) + b_len[i]
         _changed(chg, m, s)  # a new base end, maybe a new holder
         if rem[f] == 0:
             continue
@@ -763,8 +833,8 @@ def _step_next(b_start, rel, rel_order, rp, bp, bmin):
 
 
 @njit(cache=True)
-def _step_hold(t, m, chg, own_in, base_in, b_flow, b_start, b_len, hold, rem, last_idx, out_f,
-               out_s, out_n, n_out, pkey, bmin):
+def _step_hold(t, m, chg, own_in, base_f, base_end, hold, rem, last_idx, out_f, out_s, out_n,
+               n_out, pkey, bmin):
     """Step 7: the ingress ports flagged changed (``chg``), in port order: a hold that ended
     at ``t`` is settled (its piece gets its length, its flow's ``rem`` drops by it), a hold
     that begins at ``t`` opens a piece (length settled when it ends); the port's event (its
@@ -786,7 +856,7 @@ def _step_hold(t, m, chg, own_in, base_in, b_flow, b_start, b_len, hold, rem, la
             if chg[s] == 0:
                 continue
             chg[s] = 0
-            g = _holder(s, own_in, base_in, b_flow)
+            g = _holder(s, own_in, base_f)
             h = hold[s]
             if g != h:
                 if h >= 0:
@@ -801,9 +871,8 @@ def _step_hold(t, m, chg, own_in, base_in, b_flow, b_start, b_len, hold, rem, la
                     n_out += 1
                 hold[s] = g
             key = NONE
-            i = base_in[s]
-            if i >= 0:
-                key = np.int64(b_start[i]) + b_len[i]
+            if base_f[s] >= 0:
+                key = base_end[s]
             if g >= 0:
                 key = min(key, out_s[last_idx[g]] + rem[g])
             pkey[s] = key
@@ -838,83 +907,111 @@ def _port_lists(m, src, dst, pair_ptr, pair_flows, inp_ptr, inp_pairs, outp_ptr,
     return pos_out, inp_src, out_dst, odst, osrc
 
 
+#: the event loop's scalars carried from one chunk of base pieces to the next (``sc``): the
+#: current slot, the release pointer, the pieces written, the flows with data left, the phase
+_T, _RP, _NOUT, _LEFT, _PHASE = range(5)
+#: phases: no event yet; between two events (the chunk ran out); finished
+_FRESH, _BETWEEN, _DONE = 0, 1, 2
+# rows of the state blocks (_bf_init): per ingress port, per port (2m), per flow, per pair,
+# per coflow
+_PM = 11
+_PP = 17
+_PC = 4
+# places in _bf_init's tuple of the arrays the driver reads or rebinds
+_HP, _STATUS, _SC = 12, 13, 14
+
+
 @njit(cache=True)
-def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, inp_ptr,
-               inp_pairs, outp_ptr, outp_pairs, cf_ptr, cf_flows, sptr, succ, npred0, rel,
-               rel_order, b_flow, b_start, b_len, heap0):
-    """The event loop (module docstring, ``engine="fast"``): steps 1-7 at each event ``t``.
-    Returns a :class:`BackfillResult`."""
+def _bf_init(m, src, dst, demand, fcof, prio, pair_ptr, pair_flows, inp_ptr, inp_pairs,
+             outp_ptr, outp_pairs, npred0, C, heap0, like):
+    """The event loop's state before the first event, in a few blocks (one row per array;
+    :func:`_bf_kernel` names the rows), so that it can be carried from one chunk of base
+    pieces to the next.  The per-flow and per-pair blocks hold flow ranks, counts, pairs and
+    ports: ``like``'s dtype (int32 below 2^31 flows and output pieces, half the memory)."""
     F = src.size
-    C = rel.size
     P = pair_ptr.size - 1
-    NB = b_flow.size
-    status = np.full(7, -1, dtype=np.int64)
-    status[_EVENTS:] = 0  # counters: events, port repairs, pair scans; the heap's size
     rem = demand.copy()
-    cf_left = np.zeros(C, dtype=np.int64)
+    last_idx = np.full(F, -1, dtype=np.int64)     # a holder's open piece
+    pf = np.empty((2, F), dtype=like.dtype)
+    by_rank = pf[1]                      # pf[0]: per pair, its ready flows' heap (ranks)
+    for f in range(F):
+        by_rank[prio[f]] = f
+    pc = np.zeros((_PC, C), dtype=np.int64)
+    cf_left, npred = pc[0], pc[1]                    # pc[2], pc[3]: the cq and newc queues
     for f in range(F):
         if rem[f] > 0:
             cf_left[fcof[f]] += 1
-    npred = npred0.copy()
-    is_open = np.zeros(C, dtype=np.bool_)
-    pair_best = np.full(P, -1, dtype=np.int64)
-    heap = np.empty(F, dtype=np.int64)      # per pair: the ranks of its ready flows
-    hcnt = np.zeros(P, dtype=np.int64)
-    by_rank = np.empty(F, dtype=np.int64)
-    for f in range(F):
-        by_rank[prio[f]] = f
-    own_in = np.full(m, FREE, dtype=np.int64)
-    own_out = np.full(m, FREE, dtype=np.int64)
-    # priority of each port's holder: F when free, -1 for the base plan (blocks everyone)
-    op_in = np.full(m, F, dtype=np.int64)
-    op_out = np.full(m, F, dtype=np.int64)
-    # best candidate's priority per pair, in each port's list order (contiguous scans)
-    pbp_in = np.full(P, F, dtype=np.int64)
-    pbp_out = np.full(P, F, dtype=np.int64)
-    # pairs with a candidate, per port (compact lists inside each port's CSR range)
-    act_in = np.empty(P, dtype=np.int64)
-    act_out = np.empty(P, dtype=np.int64)
-    akey_in = np.empty(P, dtype=np.int64)
-    akey_out = np.empty(P, dtype=np.int64)
-    aoth_in = np.empty(P, dtype=np.int64)
-    aoth_out = np.empty(P, dtype=np.int64)
-    acnt_in = np.zeros(m, dtype=np.int64)
-    acnt_out = np.zeros(m, dtype=np.int64)
-    apos_in = np.full(P, -1, dtype=np.int64)
-    apos_out = np.full(P, -1, dtype=np.int64)
+    npred[:] = npred0
+    pm = np.empty((_PM, m), dtype=np.int64)
+    pm[0:2] = FREE      # own_in, own_out: nobody
+    pm[2:4] = F         # op_in, op_out: priority of the holder, F when free, -1 for the base
+    pm[4:7] = -1        # base_f (base_end in pm[5]), hold
+    pm[9:11] = 0        # acnt_in, acnt_out: pairs with a candidate per port
+    pp = np.empty((_PP, P), dtype=like.dtype)
+    pp[0] = -1          # pair_best
+    pp[1] = 0           # hcnt
+    pp[2:4] = F         # pbp_in, pbp_out: best candidate's priority per pair
+    pp[10:12] = -1      # apos_in, apos_out
     pos_out, inp_src, out_dst, odst, osrc = _port_lists(
         m, src, dst, pair_ptr, pair_flows, inp_ptr, inp_pairs, outp_ptr, outp_pairs)
-    base_in = np.full(m, -1, dtype=np.int64)   # active base piece on each ingress port
-    hold = np.full(m, -1, dtype=np.int64)      # flow served on each ingress port (step 7)
-    # port event table: each ingress port's next event (its base piece's end, its holder's
-    # last slot; NONE: none) in blocks of _BLK ports, with each block's minimum
+    pp[12, :] = pos_out
+    pp[13, :] = inp_src
+    pp[14, :] = out_dst
+    pp[15, :] = odst
+    pp[16, :] = osrc
     nb = (m + _BLK - 1) // _BLK
-    pkey = np.full(nb * _BLK, NONE, dtype=np.int64)
-    bmin = np.full(nb, NONE, dtype=np.int64)
-    chg = np.zeros(nb * _BLK + nb, dtype=np.int8)  # ports (then blocks) changed in this event
-    due = np.empty(m, dtype=np.int64)
-    wl = np.empty(2 * m, dtype=np.int64)
-    kcur = np.full(2 * m, NONE, dtype=np.int64)   # current heap key of each port
-    hp = np.empty(max(heap0, 1), dtype=np.int64)  # the repair heap (grown when full)
-    freed = np.empty(2, dtype=np.int64)
-    inwl = np.zeros(2 * m, dtype=np.int8)
-    nwl = 0
-    cq = np.empty(C, dtype=np.int64)           # coflows to open (cascade of completions)
-    newc = np.empty(C, dtype=np.int64)         # coflows opened at this event
-    fix = np.empty(m, dtype=np.int64)          # pairs whose best candidate ran out
-    last_idx = np.full(F, -1, dtype=np.int64)  # a holder's open piece
-    cap = max(16, 2 * NB)
-    out_f = np.empty(cap, dtype=np.int64)
-    out_s = np.empty(cap, dtype=np.int64)
-    out_n = np.empty(cap, dtype=np.int64)
-    n_out = 0
-    left = 0
+    p2m = np.empty((2, 2 * m), dtype=np.int64)
+    p2m[1] = NONE       # kcur: each port's heap key
+    sc = np.zeros(5, dtype=np.int64)
     for c in range(C):
-        left += cf_left[c]
-    t = 0
+        sc[_LEFT] += cf_left[c]
+    status = np.full(7, -1, dtype=np.int64)
+    status[_EVENTS:] = 0  # counters: events, port repairs, pair scans; the heap's size
+    return (pm, p2m, np.zeros(2 * m, dtype=np.int8), rem, last_idx, pf, pp, pc,
+            np.zeros(C, dtype=np.bool_),
+            np.full(nb * _BLK, NONE, dtype=np.int64), np.full(nb, NONE, dtype=np.int64),
+            np.zeros(nb * _BLK + nb, dtype=np.int8), np.empty(max(heap0, 1), dtype=np.int64),
+            status, sc)
+
+
+@njit(cache=True)
+def _bf_kernel(m, src, dst, fcof, prio, pair_of, pair_ptr, inp_ptr, inp_pairs, outp_ptr,
+               outp_pairs, cf_ptr, cf_flows, sptr, succ, rel, rel_order, pm, p2m, inwl, rem,
+               last_idx, pf, pp, pc, is_open, pkey, bmin, chg, hp, status, sc, out_f, out_s,
+               out_n, b_flow, b_start, b_len, last):
+    """The event loop (module docstring, ``engine="fast"``): steps 1-7 at each event ``t``,
+    over one chunk of the base pieces (``b_flow``, ``b_start``, ``b_len``, by (start, flow);
+    every piece of a later chunk starts after all of these).  A chunk that is not the
+    ``last`` ends the call after the event that starts its last piece; the next call goes on
+    from there (the state in :func:`_bf_init`'s blocks and ``sc``).  Returns the repair heap
+    and the output columns (grown: rebound)."""
+    F = src.size
+    own_in, own_out, op_in, op_out, base_f, base_end, hold, due, fix, acnt_in, acnt_out = (
+        pm[0], pm[1], pm[2], pm[3], pm[4], pm[5], pm[6], pm[7], pm[8], pm[9], pm[10])
+    wl, kcur = p2m[0], p2m[1]
+    heap, by_rank = pf[0], pf[1]
+    pair_best, hcnt, pbp_in, pbp_out, act_in, act_out, akey_in, akey_out = (
+        pp[0], pp[1], pp[2], pp[3], pp[4], pp[5], pp[6], pp[7])
+    aoth_in, aoth_out, apos_in, apos_out, pos_out, inp_src, out_dst, odst, osrc = (
+        pp[8], pp[9], pp[10], pp[11], pp[12], pp[13], pp[14], pp[15], pp[16])
+    cf_left, npred, cq, newc = pc[0], pc[1], pc[2], pc[3]
+    freed = np.empty(2, dtype=np.int64)
+    NB = b_flow.size
+    nwl = 0
+    t = sc[_T]
+    rp = sc[_RP]
+    n_out = sc[_NOUT]
+    left = sc[_LEFT]
+    between = sc[_PHASE] == _BETWEEN
     bp = 0
-    rp = 0
     while True:
+        if between:     # after an event: the next one
+            between = False
+            t_next = _step_next(b_start, rel, rel_order, rp, bp, bmin)
+            if t_next < 0:
+                break
+            status[_EVENTS] += 1
+            t = t_next
         nd = _step_due(t, m, pkey, bmin, chg, due)
         nwl, nq, left, nfix = _step_finished(t, m, F, dst, fcof, pair_of, rem, own_in,
                                              own_out, op_in, op_out, wl, inwl, pair_best,
@@ -926,8 +1023,8 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
             _set_best(p, b, prio, pair_best, pbp_in, pbp_out, pos_out, inp_src, out_dst,
                       inp_ptr, outp_ptr, act_in, akey_in, aoth_in, acnt_in, apos_in, act_out,
                       akey_out, aoth_out, acnt_out, apos_out, odst, osrc, F)
-        nwl = _step_base_ends(t, m, F, dst, b_flow, b_start, b_len, own_in, own_out, op_in,
-                              op_out, base_in, wl, inwl, nwl, due, nd)
+        nwl = _step_base_ends(t, m, F, dst, own_in, own_out, op_in, op_out, base_f, base_end,
+                              wl, inwl, nwl, due, nd)
         rp, nnew = _step_open(t, rel, rel_order, npred, sptr, succ, cf_left, is_open, cq, nq,
                               rp, newc)
         # the opened coflows' flows with data join their pairs' heaps (helpers take < 30
@@ -946,9 +1043,9 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
                                   acnt_in, apos_in, act_out, akey_out, aoth_out, acnt_out,
                                   apos_out, odst, osrc, F)
                         nwl = _push(src[f], wl, inwl, nwl)
-        bp, nwl = _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, rem, is_open,
-                                    own_in, own_out, op_in, op_out, base_in, wl, inwl, nwl, bp,
-                                    status, chg)
+        bp, nwl = _step_base_starts(t, m, F, src, dst, fcof, b_flow, b_start, b_len, rem,
+                                    is_open, own_in, own_out, op_in, op_out, base_f, base_end,
+                                    wl, inwl, nwl, bp, status, chg)
         while True:
             nwl = _step_repair(m, src, dst, prio, inp_pairs, outp_pairs, own_in, own_out,
                                op_in, op_out, pair_best, inp_ptr, outp_ptr, act_in, akey_in,
@@ -963,23 +1060,24 @@ def _bf_kernel(m, src, dst, demand, fcof, prio, pair_of, pair_ptr, pair_flows, i
             out_f = grow(out_f, out_f.size)
             out_s = grow(out_s, out_s.size)
             out_n = grow(out_n, out_n.size)
-        n_out = _step_hold(t, m, chg, own_in, base_in, b_flow, b_start, b_len, hold, rem,
-                           last_idx, out_f, out_s, out_n, n_out, pkey, bmin)
+        n_out = _step_hold(t, m, chg, own_in, base_f, base_end, hold, rem, last_idx, out_f,
+                           out_s, out_n, n_out, pkey, bmin)
         if left == 0:
             break
-        t_next = _step_next(b_start, rel, rel_order, rp, bp, bmin)
-        if t_next < 0:
-            break
-        status[_EVENTS] += 1
-        t = t_next
-    if left > 0:
+        between = True
+        if bp == NB and not last:
+            break       # the next chunk's pieces start later: the next call goes on
+    sc[_T] = t
+    sc[_RP] = rp
+    sc[_NOUT] = n_out
+    sc[_LEFT] = left
+    sc[_PHASE] = _BETWEEN if between else _DONE
+    if sc[_PHASE] == _DONE and left > 0:
         for f in range(F):
             if rem[f] > 0:
                 status[_UNSERVED] = f
                 break
-    return BackfillResult(out_f[:n_out].copy(), out_s[:n_out].copy(), out_n[:n_out].copy(),
-                          status[_BAD_FLOW], status[_BAD_SLOT], status[_UNSERVED],
-                          status[_EVENTS], status[_REPAIRS], status[_SCANS])
+    return hp, out_f, out_s, out_n
 
 
 def backfill_reference(instance: Instance, base: SlotPlan, priority: np.ndarray,

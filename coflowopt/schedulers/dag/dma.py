@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -60,6 +60,7 @@ __all__ = [
     "DMAParams",
     "RunCut",
     "aggregate_slots",
+    "assemble_ordered",
     "assemble_pieces",
     "cut_runs",
     "delay_and_merge",
@@ -70,6 +71,7 @@ __all__ = [
     "isolated_plan",
     "job_topological_order",
     "release_refusal",
+    "resolve_blocks",
     "resolve_cut",
     "run_dma",
     "supports_dma",
@@ -242,9 +244,20 @@ def resolve_cut(instance: Instance, cut: RunCut | None, *, rule: str = "maxweigh
         return SlotPlan.empty()
     box = [cut]
     del cut
+    return assemble_pieces(resolve_blocks(instance, box.pop(), rule=rule), instance.n_flows)
+
+
+def resolve_blocks(instance: Instance, cut: RunCut, *, rule: str = "maxweight"
+                   ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """DMA step 4 on the runs of ``cut``: the pieces ``(flow, start, length)`` in blocks, not
+    yet joined (:func:`assemble_pieces` joins them into the plan, :func:`assemble_ordered`
+    into the backfill's order)."""
+    box = [cut]
+    del cut
     flow, ps, pd, ra, rb, rlen, eff, begin, prio, total = box.pop()
     like = np.zeros(0, _fit(max(total + 1, flow.size, instance.n_flows)))
-    blocks = list(merge_runs(ra, rb, eff > 1, begin, rlen, prio, flow, NO_W, like))
+    # the runs' shares joined where they touch (assemble_* join them anyway)
+    blocks = list(merge_runs(ra, rb, eff > 1, begin, rlen, prio, flow, NO_W, like, True))
     del ra, rb, prio
     cptr, cmem = blocks.pop()
     if cmem.size:
@@ -267,7 +280,7 @@ def resolve_cut(instance: Instance, cut: RunCut | None, *, rule: str = "maxweigh
                 blocks.append((flow[idx[item]].astype(like.dtype),
                                (bg[g] + s).astype(like.dtype), ln.astype(like.dtype)))
     del cmem, ps, pd, flow, eff, begin, rlen
-    return assemble_pieces(blocks, instance.n_flows)
+    return blocks
 
 
 def assemble_pieces(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n_flows: int
@@ -276,6 +289,59 @@ def assemble_pieces(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n_f
     block freed once placed) as one plan ordered by (flow, start), consecutive pieces of one
     flow that touch joined (the pieces of one flow must not overlap).  A counting sort by flow
     into two columns of the blocks' dtype, then each flow's pieces by start."""
+    ptr, S, N, keep = _joined_by_flow(blocks, n_flows)
+    # widened one column at a time, each source freed once copied
+    f = _flow_col(ptr, keep)
+    s = _widen(ptr, keep, S)
+    del S
+    n = _widen(ptr, keep, N)
+    del N
+    return SlotPlan(f, s, n)
+
+
+def assemble_ordered(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n_flows: int,
+                     shift: int, take: Callable[[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                                                Any], *, chunk: int = 1 << 22
+                     ) -> tuple[int, int]:
+    """:func:`assemble_pieces`' plan as the backfill reads it
+    (:func:`~coflowopt.schedulers.dag.backfill.ordered_pieces` of it, ``shift`` slots later:
+    the pieces of positive length by (start, flow), int32 columns where the values fit),
+    handed to ``take`` in chunks of about ``chunk`` pieces, each starting after the one
+    before (what :class:`~coflowopt.schedulers.dag.backfill.BackfillRun` reads), without the
+    plan's int64 columns or its ordered columns whole: the joined pieces, still in the
+    blocks' dtype and grouped by flow, are counted by start, and each chunk's slots placed
+    flow by flow (stable: ties by flow).  Returns the plan's makespan (before the shift) and
+    its number of pieces (``SlotPlan.makespan``, ``SlotPlan.n_pieces``)."""
+    from coflowopt.schedulers.dag.backfill import ordered_pieces
+
+    ptr, S, N, keep = _joined_by_flow(blocks, n_flows)
+    n = int(keep.sum())
+    top, end, span = _kept_extent(ptr, keep, S, N)
+    if top > 4 * n + (1 << 20):     # starts spread far apart: ordered_pieces' lexsort
+        plan = SlotPlan(_flow_col(ptr, keep), _widen(ptr, keep, S), _widen(ptr, keep, N))
+        del S, N
+        take(ordered_pieces(plan, n_flows, shift))
+        return span, n
+    small = shift + end < 2 ** 31 - 1 and n_flows < 2 ** 31 and n < 2 ** 31
+    like = np.zeros(0, np.int32 if small else _I64)
+    at = _start_counts(ptr, keep, S, N, top)    # at[t]: the pieces starting before slot t
+    cur = ptr[:-1].copy()                       # each flow's first piece not yet placed
+    t0 = 0
+    while t0 < top:
+        # the chunk's last slot: where its count reaches `chunk` (at least one slot)
+        t1 = max(t0 + 1, int(np.searchsorted(at, at[t0] + chunk, side="right")) - 1)
+        t1 = min(t1, top)
+        take(_place_by_start(ptr, keep, S, N, cur, at, t0, t1, shift, like))
+        t0 = t1
+    return span, n
+
+
+def _joined_by_flow(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n_flows: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The blocks' pieces (the list emptied, each block freed once placed) grouped by flow
+    (``ptr``) in the blocks' dtype, each flow's pieces by start with the touching ones joined
+    at the front of its range: ``(ptr, S, N, keep)``, ``keep[g]`` pieces kept for flow
+    ``g``."""
     cnt = np.zeros(n_flows + 1, _I64)
     for f, _, _ in blocks:
         _count_flows(cnt, f)
@@ -290,14 +356,63 @@ def assemble_pieces(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n_f
         _scatter_flows(fill, f, s, n, S, N)
         del f, s, n
     del fill
-    keep = _sort_join(ptr, S, N)
-    # widened one column at a time, each source freed once copied
-    f = _flow_col(ptr, keep)
-    s = _widen(ptr, keep, S)
-    del S
-    n = _widen(ptr, keep, N)
-    del N
-    return SlotPlan(f, s, n)
+    return ptr, S, N, _sort_join(ptr, S, N)
+
+
+@njit(cache=True)
+def _kept_extent(ptr, keep, S, N):
+    """One past the largest start of the kept pieces of positive length (at least 1), their
+    largest end, and the largest end of all kept pieces (the plan's makespan; 0: none)."""
+    top = 0
+    end = 0
+    span = 0
+    for g in range(keep.size):
+        for x in range(ptr[g], ptr[g] + keep[g]):
+            e = np.int64(S[x]) + N[x]
+            span = max(span, e)
+            if N[x] > 0:
+                top = max(top, np.int64(S[x]) + 1)
+                end = max(end, e)
+    return max(top, 1), end, span
+
+
+@njit(cache=True)
+def _start_counts(ptr, keep, S, N, top):
+    """``at[t]``: the kept pieces of positive length that start before slot ``t``
+    (``t = 0..top``)."""
+    at = np.zeros(top + 1, np.int64)
+    for g in range(keep.size):
+        for x in range(ptr[g], ptr[g] + keep[g]):
+            if N[x] > 0:
+                at[S[x] + 1] += 1
+    for t in range(top):
+        at[t + 1] += at[t]
+    return at
+
+
+@njit(cache=True)
+def _place_by_start(ptr, keep, S, N, cur, at, t0, t1, shift, like):
+    """The kept pieces of positive length starting in slots ``t0..t1-1``, by (start, flow),
+    ``shift`` slots later, as columns of ``like``'s dtype: placed flow by flow from each
+    flow's cursor ``cur`` (moved past them; a flow's kept pieces are by start)."""
+    n = at[t1] - at[t0]
+    fill = at[t0:t1 + 1] - at[t0]
+    o_f = np.empty(n, like.dtype)
+    o_s = np.empty(n, like.dtype)
+    o_n = np.empty(n, like.dtype)
+    for g in range(keep.size):
+        x = cur[g]
+        b = ptr[g] + keep[g]
+        while x < b and S[x] < t1:
+            if N[x] > 0:
+                k = fill[S[x] - t0]
+                fill[S[x] - t0] = k + 1
+                o_f[k] = g
+                o_s[k] = np.int64(S[x]) + shift
+                o_n[k] = N[x]
+            x += 1
+        cur[g] = x
+    return o_f, o_s, o_n
 
 
 def dma_plan(instance: Instance, jobs: np.ndarray, demand: np.ndarray, *,
@@ -543,11 +658,14 @@ def _unit_eff(ra, rb, port, n_ports, n_runs):
 
 
 @njit(cache=True)
-def merge_runs(ra, rb, clash, begin, rlen, prio, flow, amt, like):
+def merge_runs(ra, rb, clash, begin, rlen, prio, flow, amt, like, join=False):
     """The pieces' share of every run.  Where the run has no collision (not ``clash``) a
     piece ``(flow, begin, rlen * amt)`` (``amt`` 1 if empty); the members of the colliding
     runs, run by run in the order ``prio``, as ``ptr`` over those runs and the piece of each
-    member.  Output columns in ``like``'s dtype."""
+    member.  Output columns in ``like``'s dtype.  ``join``: a piece's shares of consecutive
+    runs without collision that touch come out as one (both of positive length; for a caller
+    that joins touching pieces anyway: fewer pieces to hold and sort; the columns are then
+    views of the first ``n`` of their room, the rest untouched)."""
     n_runs = clash.size
     P = ra.size
     unit = amt.size == 0
@@ -580,17 +698,25 @@ def merge_runs(ra, rb, clash, begin, rlen, prio, flow, amt, like):
     k = 0
     for t in range(P):
         i = prio[t]
+        last = -1       # this piece's share of the run before, when it had no collision
         for r in range(ra[i], rb[i]):
             g = cid[r]
             if g >= 0:
                 cmem[fill[g]] = i
                 fill[g] += 1
+                last = -1
             else:
+                n = rlen[r] if unit else rlen[r] * amt[i]
+                if join and last >= 0 and n > 0 and o_n[last] > 0 \
+                        and o_s[last] + o_n[last] == begin[r]:
+                    o_n[last] += n
+                    continue
                 o_f[k] = flow[i]
                 o_s[k] = begin[r]
-                o_n[k] = rlen[r] if unit else rlen[r] * amt[i]
+                o_n[k] = n
+                last = k
                 k += 1
-    return (o_f, o_s, o_n), (cptr, cmem)
+    return (o_f[:k], o_s[:k], o_n[:k]), (cptr, cmem)
 
 
 @njit(cache=True)

@@ -60,6 +60,7 @@ __all__ = [
     "GDMRTParams",
     "coflow_priority",
     "gdm_base",
+    "gdm_base_groups",
     "gdm_cut",
     "gdm_groups",
     "gdm_plan",
@@ -331,32 +332,52 @@ def gdm_base(instance: Instance, params: GDMParams, rng: np.random.Generator, *,
              rooted: bool = False, B: int | None = None
              ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], GDMGroups, np.ndarray, int]:
     """:func:`gdm_plan`'s pieces in the order the backfill reads them (by start, then flow;
-    :func:`~coflowopt.schedulers.dag.backfill.ordered_pieces`): each group's plan ordered
-    and shifted to its start slot as soon as it is planned, the groups one after another
-    (they follow each other in time, so no whole plan is held or sorted).  Returns the
+    :func:`~coflowopt.schedulers.dag.backfill.ordered_pieces`): :func:`gdm_base_groups`'
+    chunks joined (they follow each other in time, so no whole plan is sorted).  Returns the
     columns ``(flow, start, length)``, the grouping, the groups' start slots and the plan's
     makespan."""
-    from coflowopt.schedulers.dag.backfill import ordered_pieces
+    inst = instance
+    g = _grouping(inst, params, slot_demand(inst, params.quantum), B)
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    starts, end = gdm_base_groups(inst, g, params, rng, parts.append, rooted=rooted)
+    cols = []
+    for c in range(3):      # each group's column freed once copied
+        cols.append(np.concatenate([part[c] for part in parts]) if parts
+                    else np.zeros(0, _I64))
+        parts = [(None,) * (c + 1) + part[c + 1:] for part in parts]  # type: ignore[misc]
+    return (cols[0], cols[1], cols[2]), g, starts, end
+
+
+def gdm_base_groups(instance: Instance, g: GDMGroups, params: GDMParams,
+                    rng: np.random.Generator,
+                    take: Callable[[tuple[np.ndarray, np.ndarray, np.ndarray]], Any], *,
+                    rooted: bool = False) -> tuple[np.ndarray, int]:
+    """G-DM's plan (G-DM-RT's with ``rooted``) on the grouping ``g``, one group at a time:
+    each group's pieces ordered by (start, flow) and shifted to its start slot
+    (:func:`~coflowopt.schedulers.dag.backfill.ordered_pieces`) are handed to ``take`` as
+    soon as they are planned, before the next group is (one group's plan held at a time;
+    ``take`` keeps no reference to a chunk it has used).  Returns the groups' start slots
+    and the plan's makespan."""
+    from coflowopt.schedulers.dag.dma import assemble_ordered, resolve_blocks
 
     inst = instance
     demand = slot_demand(inst, params.quantum)
-    g = _grouping(inst, params, demand, B)
     end = [0]
 
     def one(jobs: np.ndarray, S: int) -> tuple[Any, int]:
-        box = [_group_plan(inst, jobs, demand, params, rng, rooted)]
-        span = box[0].makespan
-        if box[0].n_pieces:
+        # _group_plan's pieces, joined straight into the backfill's order in chunks (no int64
+        # plan, no whole group's ordered columns)
+        box = [_group_cut(inst, jobs, demand, params, rng, rooted)]
+        if box[0] is None:
+            return None, 0
+        blocks = resolve_blocks(inst, box.pop(), rule=params.rule)
+        span, n = assemble_ordered(blocks, inst.n_flows, S, take)
+        if n:
             end[0] = S + span
-        return ordered_pieces(box.pop(), inst.n_flows, S), span
+        return None, span
 
-    parts, starts = _each_group(g, one)
-    cols = []
-    for c in range(3):      # each group's column freed once copied
-        cols.append(np.concatenate([part[c] for part, _ in parts]) if parts
-                    else np.zeros(0, _I64))
-        parts = [((None,) * (c + 1) + part[c + 1:], S) for part, S in parts]
-    return (cols[0], cols[1], cols[2]), g, starts, end[0]
+    _, starts = _each_group(g, one)
+    return starts, end[0]
 
 
 def _group_plan(inst: Instance, jobs: np.ndarray, demand: np.ndarray, params: GDMParams,
@@ -476,18 +497,18 @@ def _run(name: str, instance: Instance, params: GDMParams, seed: Any, sink: Rate
                               meta=meta)
         rng = np.random.default_rng(seed)
     if bf:
-        from coflowopt.schedulers.dag.backfill import backfill_ordered
+        from coflowopt.schedulers.dag.backfill import BackfillRun
 
-        # the base plan's pieces ordered group by group, read in place by the backfill
-        box_b = [gdm_base(instance, params, rng, rooted=rooted)]
-        base, g, starts, span = box_b.pop()
+        # the base plan's groups backfilled as they are planned: one group's pieces held
+        demand = slot_demand(instance, params.quantum)
+        g = _grouping(instance, params, demand, None)
+        bfr = BackfillRun(instance, coflow_priority(instance, g.order), demand,
+                          release_slots(instance, params.quantum))
+        starts, span = gdm_base_groups(instance, g, params, rng, bfr.feed, rooted=rooted)
         meta = _meta(name, params, g, starts)
         meta["base_makespan_slots"] = span
-        box_p = [base]
-        del base
-        plan = backfill_ordered(instance, box_p.pop(), coflow_priority(instance, g.order),
-                                slot_demand(instance, params.quantum),
-                                release_slots(instance, params.quantum))
+        plan = bfr.finish()
+        del bfr
     else:
         plan, g, starts = gdm_plan(instance, params, rng, rooted=rooted)
         meta = _meta(name, params, g, starts)

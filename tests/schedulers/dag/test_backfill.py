@@ -5,6 +5,8 @@ completion time"."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -330,3 +332,64 @@ def test_ordered_base_refusals():
         run(f[1:], s[1:], ln[1:])
     with pytest.raises(ValueError, match="columns differ"):
         run(f[1:], s, ln)
+
+
+def _chunks_at(s: np.ndarray, cuts: np.ndarray) -> list[slice]:
+    """Slices of the (start-ordered) pieces cut before each piece of ``cuts`` whose start
+    differs from the piece before it (a chunk must start after the chunk before it)."""
+    at = sorted({int(i) for i in cuts if 0 < i < s.size and s[i] != s[i - 1]})
+    edges = [0, *at, s.size]
+    return [slice(a, b) for a, b in itertools.pairwise(edges)]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 100_000), beta=st.sampled_from([0.5, 1.0, 4.0]),
+       n_cuts=st.integers(0, 12), room=st.sampled_from([0, 8]))
+def test_backfill_fed_in_chunks_equals_the_whole_base(seed, beta, n_cuts, room):
+    """``BackfillRun`` fed the ordered base in chunks (cut at random places between two
+    start slots, empty chunks among them, int32 and int64 ones alternating) serves the same plan, piece by piece, with the same
+    counters, as the whole base fed at once, which serves the cells of the slot-by-slot rule;
+    also when the repair heap starts empty (grown across chunks)."""
+    inst, base, pr, d, rel = _setup(seed, beta, ports=(2, 5), jobs=(1, 6), max_coflows=12)
+    f, s, ln = bfmod.ordered_pieces(base, inst.n_flows)
+    whole = bfmod.backfill_ordered(inst, (f, s, ln), pr, d, rel)
+    rng = np.random.default_rng(seed)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bfmod, "_HEAP_ROOM", room)
+        run = bfmod.BackfillRun(inst, pr, d, rel)
+        for k, sl in enumerate(_chunks_at(s, rng.integers(0, max(1, s.size), n_cuts))):
+            # every other chunk int64 (the output columns widened on the first)
+            dt = np.int64 if k % 2 else np.int32
+            run.feed((f[sl].astype(dt), s[sl].astype(dt), ln[sl].astype(dt)))
+            run.feed((f[:0], s[:0], ln[:0]))
+        got = run.finish()
+    for col in ("flow", "start", "length"):
+        assert getattr(got, col).tolist() == getattr(whole, col).tolist()
+    assert got.counters == whole.counters
+    assert _cells(whole) == _cells(backfill_reference(inst, base, pr.astype(float), d, rel))
+
+
+def test_backfill_chunks_after_the_last_flow_is_done():
+    """Chunks fed after every flow has been served (here a second copy of the base, later)
+    are checked but change nothing; a chunk that does not start after the one before, or
+    whose pieces are out of order, is refused naming the piece by its number across
+    chunks."""
+    inst, base, pr, d, rel = _setup(4, ports=(2, 3), jobs=(2, 3), max_coflows=5)
+    f, s, ln = bfmod.ordered_pieces(base, inst.n_flows)
+    whole = bfmod.backfill_ordered(inst, (f, s, ln), pr, d, rel)
+    run = bfmod.BackfillRun(inst, pr, d, rel)
+    run.feed((f, s, ln))
+    late = int(s[-1] + ln.max()) + 1
+    run.feed((f, s + late, ln))
+    got = run.finish()
+    assert got.flow.tolist() == whole.flow.tolist() and got.counters == whole.counters
+    run = bfmod.BackfillRun(inst, pr, d, rel)
+    run.feed((f, s, ln))
+    with pytest.raises(ValueError, match=rf"base piece {f.size} .* starts no later than piece "
+                                         rf"{f.size - 1}"):
+        run.feed((f, s, ln))
+    run = bfmod.BackfillRun(inst, pr, d, rel)
+    run.feed((f[:1], s[:1], ln[:1]))
+    swap = np.r_[1, 0, np.arange(2, f.size - 1)] + 1
+    with pytest.raises(ValueError, match=r"base piece 2 .* not after piece 1"):
+        run.feed((f[swap], s[swap] + late, ln[swap]))

@@ -244,3 +244,52 @@ def test_slot_runs_match_unique_and_searchsorted() -> None:
         assert np.array_equal(bounds, u)
         assert np.array_equal(ra, np.searchsorted(u, st))
         assert np.array_equal(rb, np.searchsorted(u, en))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_assemble_ordered_is_the_plan_ordered_for_the_backfill(seed):
+    """``assemble_ordered``: the blocks joined and ordered by (start, flow) as
+    ``ordered_pieces(assemble_pieces(blocks))`` gives them (touching pieces of a flow joined
+    across blocks, zero-length pieces dropped, shifted, int32 while the slots fit), handed
+    over in chunks that follow each other in time, with the plan's makespan and number of
+    pieces; also when the starts lie too far apart to count."""
+    from coflowopt.schedulers.dag.backfill import ordered_pieces
+    from coflowopt.schedulers.dag.dma import assemble_ordered, assemble_pieces
+
+    rng = np.random.default_rng(seed)
+    F = 30
+    spread = 1 if seed < 3 else 1 << 22      # seed 3: starts beyond 4 n + 2^20
+    pieces = []
+    for f in range(F):      # each flow: runs of touching pieces with gaps between them
+        t = int(rng.integers(0, 5))
+        for _ in range(int(rng.integers(0, 8))):
+            n = int(rng.integers(0, 4))
+            pieces.append((f, t * spread, n))
+            t += n + int(rng.integers(0, 2)) * int(rng.integers(1, 4))
+    rng.shuffle(pieces)
+    cols = np.array(pieces, dtype=np.int64).reshape(-1, 3).T
+
+    def blocks(dt):
+        parts = np.array_split(np.arange(cols.shape[1]), 3)
+        return [tuple(cols[c, p].astype(dt) for c in range(3)) for p in parts]
+
+    plan = assemble_pieces(blocks(np.int32), F)
+    cases = ((0, np.int32, 1 << 22), (17, np.int32, 5), (2 ** 31 - 2, np.int64, 1))
+    for shift, dt, chunk in cases:
+        if spread > 1 and dt is np.int64:
+            continue
+        parts: list = []
+        span, n = assemble_ordered(blocks(np.int32), F, shift, parts.append, chunk=chunk)
+        want = ordered_pieces(plan, F, shift)
+        assert (span, n) == (plan.makespan, plan.n_pieces)
+        assert all(c.dtype == dt for p in parts for c in p) and want[0].dtype == dt
+        if spread == 1 and chunk < 1 << 22:   # chunks of about `chunk` pieces, in time order
+            assert len(parts) > 1
+        starts = [p[1] for p in parts if p[1].size]
+        assert all(a[-1] < b[0] for a, b in itertools.pairwise(starts))
+        for c in range(3):
+            got = np.concatenate([p[c] for p in parts]) if parts else np.zeros(0)
+            assert got.tolist() == want[c].tolist()
+    parts = []
+    assert assemble_ordered([], F, 0, parts.append) == (0, 0)
+    assert all(c.size == 0 for p in parts for c in p)
