@@ -41,7 +41,10 @@ base pieces being one slot long).  A numba kernel of this module (of other modul
 only the shared heap and array helpers of :mod:`coflowopt.sim.events`); the plan it returns
 carries the run's events, repairs and scanned entries (:attr:`SlotPlan.counters`).  The
 pieces come out in the order of a slot-by-slot pass (by start, then ingress port), each a
-maximal run of one flow.
+maximal run of one flow.  The base can come a chunk at a time (:class:`BackfillRun`), each
+chunk's pieces starting after all of the chunks before: the loop stops after the event that
+starts a chunk's last piece and goes on with the next, so that G-DM-BF holds one chunk of one
+group's base at a time.
 
 BF only adds service to the base plan (step 1 serves every base pair whose flow has data), so no
 flow, coflow or job completes later than in the base plan, and the guarantee of the base

@@ -353,11 +353,12 @@ def gdm_base_groups(instance: Instance, g: GDMGroups, params: GDMParams,
                     take: Callable[[tuple[np.ndarray, np.ndarray, np.ndarray]], Any], *,
                     rooted: bool = False) -> tuple[np.ndarray, int]:
     """G-DM's plan (G-DM-RT's with ``rooted``) on the grouping ``g``, one group at a time:
-    each group's pieces ordered by (start, flow) and shifted to its start slot
-    (:func:`~coflowopt.schedulers.dag.backfill.ordered_pieces`) are handed to ``take`` as
-    soon as they are planned, before the next group is (one group's plan held at a time;
-    ``take`` keeps no reference to a chunk it has used).  Returns the groups' start slots
-    and the plan's makespan."""
+    each group's pieces, ordered by (start, flow) and shifted to its start slot, are handed
+    to ``take`` in chunks that follow each other in time
+    (:func:`~coflowopt.schedulers.dag.dma.assemble_ordered`) as soon as the group is planned,
+    before the next group is (one group's joined pieces held at a time; ``take`` keeps no
+    reference to a chunk it has used).  Returns the groups' start slots and the plan's
+    makespan."""
     from coflowopt.schedulers.dag.dma import assemble_ordered, resolve_blocks
 
     inst = instance
