@@ -367,11 +367,12 @@ class BackfillRun:
             _short(inst, int(short[0]), int(self._served[short[0]]), d)
         st = self._state
         if st[_SC][_PHASE] != _DONE:
-            z = np.zeros(0, _I64)
+            z = np.zeros(0, np.int32 if self._out is None else self._out[0].dtype)
             self._run(z, z, z, True)
         status, sc = st[_STATUS], st[_SC]
         out = self._out or [np.zeros(0, _I64)] * 3
-        self._state = []    # the state's blocks freed before the plan is used
+        st.clear()          # the state's blocks freed before the plan is made
+        self._out = None
         fcof = inst.flow_coflow
         if status[_BAD_FLOW] >= 0:
             f = int(status[_BAD_FLOW])
@@ -384,7 +385,11 @@ class BackfillRun:
             raise ValueError(f"backfill: flow {f} (coflow {inst.coflow_id[fcof[f]]!s}) was never "
                              f"served in full (its coflow never became ready)")
         n = int(sc[_NOUT])
-        return SlotPlan(out[0][:n], out[1][:n], out[2][:n], counters={
+        cols = []
+        for c in range(3):  # widened to the plan's int64 a column at a time
+            cols.append(out[c][:n].astype(_I64))
+            out[c] = None   # type: ignore[call-overload]
+        return SlotPlan(cols[0], cols[1], cols[2], counters={
             "events": int(status[_EVENTS]), "port_repairs": int(status[_REPAIRS]),
             "pair_scans": int(status[_SCANS])})
 

@@ -347,9 +347,10 @@ def _chunks_at(s: np.ndarray, cuts: np.ndarray) -> list[slice]:
        n_cuts=st.integers(0, 12), room=st.sampled_from([0, 8]))
 def test_backfill_fed_in_chunks_equals_the_whole_base(seed, beta, n_cuts, room):
     """``BackfillRun`` fed the ordered base in chunks (cut at random places between two
-    start slots, empty chunks among them, int32 and int64 ones alternating) serves the same plan, piece by piece, with the same
-    counters, as the whole base fed at once, which serves the cells of the slot-by-slot rule;
-    also when the repair heap starts empty (grown across chunks)."""
+    start slots, empty chunks among them, int32 and int64 ones alternating) serves the same
+    plan, piece by piece, with the same counters, as the whole base fed at once, which serves
+    the cells of the slot-by-slot rule; also when the repair heap starts empty (grown across
+    chunks)."""
     inst, base, pr, d, rel = _setup(seed, beta, ports=(2, 5), jobs=(1, 6), max_coflows=12)
     f, s, ln = bfmod.ordered_pieces(base, inst.n_flows)
     whole = bfmod.backfill_ordered(inst, (f, s, ln), pr, d, rel)
