@@ -371,7 +371,7 @@ def test_backfill_fed_in_chunks_equals_the_whole_base(seed, beta, n_cuts, room):
 
 
 def test_backfill_chunks_after_the_last_flow_is_done():
-    """Chunks fed after every flow has been served (here a second copy of the base, later)
+    """Chunks fed after every flow has been served (here two more copies of the base, later)
     are checked but change nothing; a chunk that does not start after the one before, or
     whose pieces are out of order, is refused naming the piece by its number across
     chunks."""
@@ -381,7 +381,8 @@ def test_backfill_chunks_after_the_last_flow_is_done():
     run = bfmod.BackfillRun(inst, pr, d, rel)
     run.feed((f, s, ln))
     late = int(s[-1] + ln.max()) + 1
-    run.feed((f, s + late, ln))
+    run.feed((f, s + late, ln))     # the loop ends in this one (every flow served)
+    run.feed((f, s + 2 * late, ln))  # only checked
     got = run.finish()
     assert got.flow.tolist() == whole.flow.tolist() and got.counters == whole.counters
     run = bfmod.BackfillRun(inst, pr, d, rel)
