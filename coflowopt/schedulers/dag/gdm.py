@@ -337,9 +337,10 @@ def gdm_base(instance: Instance, params: GDMParams, rng: np.random.Generator, *,
     columns ``(flow, start, length)``, the grouping, the groups' start slots and the plan's
     makespan."""
     inst = instance
-    g = _grouping(inst, params, slot_demand(inst, params.quantum), B)
+    demand = slot_demand(inst, params.quantum)
+    g = _grouping(inst, params, demand, B)
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    starts, end = gdm_base_groups(inst, g, params, rng, parts.append, rooted=rooted)
+    starts, end = gdm_base_groups(inst, g, demand, params, rng, parts.append, rooted=rooted)
     cols = []
     for c in range(3):      # each group's column freed once copied
         cols.append(np.concatenate([part[c] for part in parts]) if parts
@@ -348,11 +349,12 @@ def gdm_base(instance: Instance, params: GDMParams, rng: np.random.Generator, *,
     return (cols[0], cols[1], cols[2]), g, starts, end
 
 
-def gdm_base_groups(instance: Instance, g: GDMGroups, params: GDMParams,
+def gdm_base_groups(instance: Instance, g: GDMGroups, demand: np.ndarray, params: GDMParams,
                     rng: np.random.Generator,
                     take: Callable[[tuple[np.ndarray, np.ndarray, np.ndarray]], Any], *,
                     rooted: bool = False) -> tuple[np.ndarray, int]:
-    """G-DM's plan (G-DM-RT's with ``rooted``) on the grouping ``g``, one group at a time:
+    """G-DM's plan (G-DM-RT's with ``rooted``) on the grouping ``g`` of flows needing
+    ``demand`` slots (``slot_demand`` at ``params.quantum``), one group at a time:
     each group's pieces, ordered by (start, flow) and shifted to its start slot, are handed
     to ``take`` in chunks that follow each other in time
     (:func:`~coflowopt.schedulers.dag.dma.assemble_ordered`) as soon as the group is planned,
@@ -362,7 +364,6 @@ def gdm_base_groups(instance: Instance, g: GDMGroups, params: GDMParams,
     from coflowopt.schedulers.dag.dma import assemble_ordered, resolve_blocks
 
     inst = instance
-    demand = slot_demand(inst, params.quantum)
     end = [0]
 
     def one(jobs: np.ndarray, S: int) -> tuple[Any, int]:
@@ -505,7 +506,8 @@ def _run(name: str, instance: Instance, params: GDMParams, seed: Any, sink: Rate
         g = _grouping(instance, params, demand, None)
         bfr = BackfillRun(instance, coflow_priority(instance, g.order), demand,
                           release_slots(instance, params.quantum))
-        starts, span = gdm_base_groups(instance, g, params, rng, bfr.feed, rooted=rooted)
+        starts, span = gdm_base_groups(instance, g, demand, params, rng, bfr.feed,
+                                       rooted=rooted)
         meta = _meta(name, params, g, starts)
         meta["base_makespan_slots"] = span
         plan = bfr.finish()
