@@ -307,3 +307,38 @@ def test_warm_up_record_is_the_callers(tmp_path: Path) -> None:
     assert len(Warmup().keys) == 0  # a new record starts empty: nothing shared
     assert {k: v for k, v in alone.items() if k not in VOLATILE_COLUMNS} == \
         {k: v for k, v in rows[1].items() if k not in VOLATILE_COLUMNS}
+
+
+def test_cold_warm_up_splits_its_compiles_over_two_processes(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    """Before a local pool starts, a helper process warms up the DAG family and the CoflowSim
+    semantics (kernels of their own) while this one warms up the fluid engine's schedulers;
+    then this one warms up every scheduler (the helper's half from numba's cache): the same
+    record as one process's warm-up.  With one job, no helper."""
+    from coflowopt.bench import runner
+
+    text = tiny_suite(seeds="[0]", schedulers=(
+        '[[schedulers]]\nname = "varys"\n\n[[schedulers]]\nname = "gdm"\n\n'
+        '[[schedulers]]\nname = "sincronia"\n\n'
+        '[[schedulers]]\nname = "sebf"\nsemantics = "coflowsim"\n\n'
+        '[[schedulers]]\nname = "bench-test-fail"\n'))
+    tasks = expand(load_suite(write(tmp_path, text)))
+    here, beside = runner._beside_split(tasks)
+    assert [t.scheduler.name for t in here] == ["varys", "sincronia"]
+    assert [t.scheduler.name for t in beside] == ["gdm", "sebf"]
+    marker = tmp_path / "helper.txt"
+
+    def written_down(ts: list) -> None:  # the (forked) helper's half, instead of compiling
+        marker.write_text(" ".join(t.scheduler.name for t in ts))
+
+    monkeypatch.setattr(runner, "_warm_only", written_down)
+    serial = runner.Warmup()
+    serial.run_tasks(tasks)
+    two = runner.Warmup()
+    runner._warm_up_beside(two, tasks, 2)
+    assert marker.read_text() == "gdm sebf"
+    assert two.keys == serial.keys and len(serial.keys) == 4
+    marker.unlink()
+    one = runner.Warmup()
+    runner._warm_up_beside(one, tasks, 1)
+    assert not marker.exists() and one.keys == serial.keys
