@@ -460,7 +460,8 @@ def run_suite(
         elif executor != "inline" and pending:
             from concurrent.futures import ProcessPoolExecutor
 
-            # compile the kernels the pending tasks need once, here, before the workers
+            # compile the kernels the pending tasks need once, here (the DAG family's and
+            # CoflowSim's in a helper process beside: _warm_up_beside), before the workers
             # start: they then load numba's cache instead of compiling the same kernels side
             # by side (a cold cache's first run); each worker warms the same schedulers up
             # when it starts, so its tasks go with this process's record
@@ -556,9 +557,10 @@ def _warm_up_beside(warmup: Warmup, tasks: list[Task], jobs: int) -> None:
     """``warmup.run_tasks(tasks)``, a cold cache's compiles on two cores: with ``jobs >= 2``
     and both halves of :func:`_beside_split` non-empty, a helper process compiles the
     ``beside`` half into numba's cache while this one warms up the rest, then this one loads
-    the helper's (a cache load: about a second).  A warm cache costs the helper's loads on
-    the other core.  The default suite's cold warm-up on a 2-core machine: 186 s in one
-    process (the fluid engine 73 s, G-DM's merge sweep and G-DM-BF's backfill 74 s)."""
+    the helper's from the cache.  A warm cache costs the helper's loads on the other core
+    (the default suite warm: 21.7 s before, 20.7-21.9 s after).  The default suite's cold
+    warm-up on a 2-core machine: 186 s in one process (the fluid engine 73 s, G-DM's merge
+    sweep and G-DM-BF's backfill 74 s)."""
     here, beside = _beside_split(tasks)
     if jobs < 2 or not here or not beside:
         warmup.run_tasks(tasks)
