@@ -290,12 +290,18 @@ def assemble_pieces(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n_f
     flow that touch joined (the pieces of one flow must not overlap).  A counting sort by flow
     into two columns of the blocks' dtype, then each flow's pieces by start."""
     ptr, S, N, keep = _joined_by_flow(blocks, n_flows)
-    # widened one column at a time, each source freed once copied
+    cols = [S, N]
+    del S, N
+    return _joined_plan(ptr, keep, cols)
+
+
+def _joined_plan(ptr: np.ndarray, keep: np.ndarray, cols: list[np.ndarray]) -> SlotPlan:
+    """The kept pieces of :func:`_joined_by_flow` as the int64 plan by (flow, start); ``cols``
+    ``[S, N]`` handed over (emptied): widened one column at a time, each source freed once
+    copied."""
     f = _flow_col(ptr, keep)
-    s = _widen(ptr, keep, S)
-    del S
-    n = _widen(ptr, keep, N)
-    del N
+    s = _widen(ptr, keep, cols.pop(0))
+    n = _widen(ptr, keep, cols.pop(0))
     return SlotPlan(f, s, n)
 
 
@@ -318,9 +324,9 @@ def assemble_ordered(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n_
     n = int(keep.sum())
     top, end, span = _kept_extent(ptr, keep, S, N)
     if top > 4 * n + (1 << 20):     # starts spread far apart: ordered_pieces' lexsort
-        plan = SlotPlan(_flow_col(ptr, keep), _widen(ptr, keep, S), _widen(ptr, keep, N))
+        cols = [S, N]
         del S, N
-        take(ordered_pieces(plan, n_flows, shift))
+        take(ordered_pieces(_joined_plan(ptr, keep, cols), n_flows, shift))
         return span, n
     small = shift + end < 2 ** 31 - 1 and n_flows < 2 ** 31 and n < 2 ** 31
     like = np.zeros(0, np.int32 if small else _I64)
