@@ -297,8 +297,8 @@ def assemble_pieces(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n_f
 
 def _joined_plan(ptr: np.ndarray, keep: np.ndarray, cols: list[np.ndarray]) -> SlotPlan:
     """The kept pieces of :func:`_joined_by_flow` as the int64 plan by (flow, start); ``cols``
-    ``[S, N]`` handed over (emptied): widened one column at a time, each source freed once
-    copied."""
+    its ``S`` and ``N`` columns in that order, handed over (emptied): widened one column at a
+    time, each source freed once copied."""
     f = _flow_col(ptr, keep)
     s = _widen(ptr, keep, cols.pop(0))
     n = _widen(ptr, keep, cols.pop(0))
