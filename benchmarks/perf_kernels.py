@@ -101,6 +101,9 @@ def main(argv: Any = None) -> int:
                     help="the small instance that loads the kernels (default: a synthetic "
                          "trace of 20 coflows; the DAG schedulers need jobs, e.g. coflowopt gen "
                          "fb2010_jobs on it)")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="the run's seed, as coflowopt run's (default 0: the same schedule, "
+                         "and so the same counters, at every run)")
     args = ap.parse_args(argv)
     inst = load_any(args.trace)
     warm = load_any(args.warm) if args.warm else synthetic_trace(20, seed=1, ports=10)
@@ -110,7 +113,7 @@ def main(argv: Any = None) -> int:
     path.write_text("".join(f"{a:x} {s:x} {n}\n" for a, s, n in entries))
     print(f"{path}: {len(entries)} functions", flush=True)
     t = time.process_time()
-    res = co.run(inst, args.scheduler)
+    res = co.run(inst, args.scheduler, seed=args.seed)
     print(f"{args.scheduler}: {time.process_time() - t:.2f} s CPU, counters {res.counters}")
     return 0
 
