@@ -158,15 +158,25 @@ class Warmup:
         """:meth:`run` for each distinct scheduler of ``tasks`` (on a one-flow probe's
         units)."""
         from coflowopt.model import Instance
-        from coflowopt.schedulers import get
 
         probe = Instance.from_arrays(2, [0], [1], [1.0], [0])
-        for t in tasks:
-            try:
-                info = get(t.scheduler.name, t.scheduler.semantics)
-            except KeyError:
-                continue  # a plugin's name: its workers import it and warm up themselves
+        for t, info in _warmable(tasks):
             self.run(info, t.scheduler.params, probe)
+
+
+def _warmable(tasks: Iterable[Task]) -> Iterator[tuple[Task, Any]]:
+    """``(task, info)`` for each task of ``tasks`` whose scheduler :class:`Warmup` runs: a
+    registered built-in (a plugin's name is unknown here or marked ``plugin``: its workers
+    import it and warm it up themselves)."""
+    from coflowopt.schedulers import get
+
+    for t in tasks:
+        try:
+            info = get(t.scheduler.name, t.scheduler.semantics)
+        except KeyError:
+            continue
+        if info.family != "plugin":
+            yield t, info
 
 
 #: Environment variable that adds the certified interval-LP bound to every row's ``lb_*``
@@ -528,29 +538,13 @@ def _beside_split(tasks: list[Task]) -> tuple[list[Task], list[Task]]:
     ``beside`` holds the DAG family's and the CoflowSim semantics' (their own kernels: the
     BvN peel, the merge sweep, the backfill, the quantum loops) and ``here`` the rest (the
     fluid engines, which the fluid single-stage, fair and learned schedulers share).  Plugins
-    are left out (their workers warm them up themselves)."""
-    from coflowopt.schedulers import get
-
+    are left out (:func:`_warmable`)."""
     here: list[Task] = []
     beside: list[Task] = []
-    for t in _distinct_schedulers(tasks):
-        try:
-            info = get(t.scheduler.name, t.scheduler.semantics)
-        except KeyError:
-            continue
-        if info.family == "plugin":  # never warmed up by the runner (:meth:`Warmup.run`)
-            continue
+    for t, info in _warmable(_distinct_schedulers(tasks)):
         own = info.family == "dag" or str(t.scheduler.semantics) == "coflowsim"
         (beside if own else here).append(t)
     return here, beside
-
-
-def _warm_only(tasks: list[Task]) -> None:
-    """:meth:`Warmup.run_tasks` in a helper process (for its compiles into numba's cache)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which stops it
-    _die_with_parent()
-    fix_mmap_threshold()
-    Warmup().run_tasks(tasks)
 
 
 def _warm_up_beside(warmup: Warmup, tasks: list[Task], jobs: int) -> None:
@@ -567,8 +561,9 @@ def _warm_up_beside(warmup: Warmup, tasks: list[Task], jobs: int) -> None:
         return
     import multiprocessing
 
-    # a failing helper is only a lost head start: this process warms its half up below
-    helper = multiprocessing.Process(target=_warm_only, args=(beside,), daemon=True)
+    # the helper starts as a pool worker does (Ctrl-C reaches this process only, it dies
+    # with it; a failure is only a lost head start: this process warms its half up below)
+    helper = multiprocessing.Process(target=_start_worker, args=(beside,), daemon=True)
     helper.start()
     try:
         warmup.run_tasks(here)

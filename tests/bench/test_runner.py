@@ -335,7 +335,7 @@ def test_cold_warm_up_splits_its_compiles_over_two_processes(tmp_path: Path,
     def written_down(ts: list) -> None:  # the (forked) helper's half, instead of compiling
         marker.write_text(" ".join(t.scheduler.name for t in ts))
 
-    monkeypatch.setattr(runner, "_warm_only", written_down)
+    monkeypatch.setattr(runner, "_start_worker", written_down)
     serial = runner.Warmup()
     serial.run_tasks(tasks)
     two = runner.Warmup()
