@@ -719,6 +719,29 @@ def _list_step(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv,
     return cl, n_list, n_heads, n_link, n_vis
 
 
+@njit(cache=True)
+def _recompute(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
+               finished, fin, n_fin, rank, moved, refill, n_full, lcap, plist_in, plist_out,
+               cnt_in, cnt_out, hq, capg_in, capg_out, x, vis, madd, rem, r, load_in, load_out,
+               cap_in, cap_out):
+    """A full recomputation for the order ``act``, after the order: the list
+    (:func:`_list_step`), the MADD reservations and the greedy allocation.  Returns
+    ``(n_list, n_list, n_heads, n_linked, n_vis)`` (the list's length, the flows listed, the
+    pair heads, the flows linked into the chains; ``vis``: the positions the rate pass
+    visits).  A compiled call, not inlined (one per recomputation): it keeps :func:`_run`
+    short."""
+    cl, n_list, n_heads, n_link, n_vis = _list_step(
+        act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair, finished,
+        fin, n_fin, rank, moved, refill, n_full, lcap, plist_in, plist_out, cnt_in, cnt_out, hq,
+        capg_in, capg_out, x, vis, not madd)
+    _madd(madd, cl, n_list, glist, src, dst, rem, r, load_in, load_out, capg_in, capg_out,
+          cap_in, cap_out)
+    if madd:  # else the list build ran the greedy and chose the positions (vis)
+        _greedy(n_heads, hq, qp, qx, capg_in, capg_out, cap_in, cap_out)
+        n_vis = _all_positions(n_list, vis)
+    return n_list, n_list, n_heads, n_link, n_vis
+
+
 @njit(cache=True, inline="always")
 def _order_kept(act, rank):
     """Whether the order ``act`` keeps the last list's coflows (``rank >= 0``) in their order,
@@ -748,7 +771,8 @@ def _append_list(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, pr
     such a fabric every greedy share and residual is ``0`` or ``B``, so the rates the cascades
     left are the floats a recomputation from scratch gives (module docstring, "Kept
     re-rankings").  The ranks become the places in ``act``.  Returns ``(n_list, n_added,
-    n_heads, n_vis)``; ``vis``: the positions whose rate changes, in list order."""
+    n_heads, n_added, n_vis)`` (as :func:`_recompute`: every flow added is listed and
+    linked); ``vis``: the positions whose rate changes, in list order."""
     m = cnt_in.size
     n_added = n_heads = n_vis = 0
     for j in range(act.size):
@@ -795,7 +819,7 @@ def _append_list(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, pr
                         n_vis += 1
     for j in range(act.size):
         rank[act[j]] = j
-    return n_list, n_added, n_heads, n_vis
+    return n_list, n_added, n_heads, n_added, n_vis
 
 
 @njit(cache=True, inline="always")
@@ -1168,7 +1192,6 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     # the coflows whose live range may hold finished flows (compacted at the next recomputation)
     is_dirty = np.zeros(C, dtype=np.bool_)
     dirty = np.empty(max(C, 1), dtype=np.int64)
-    n_dirty = 0
     admitted = np.full(C, np.inf)
     active = np.zeros(C, dtype=np.bool_)
     csent = np.zeros(C)
@@ -1176,10 +1199,8 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     crate = np.zeros(C)
     flagged = np.zeros(C, dtype=np.bool_)
     retime = np.empty(max(C, 1), dtype=np.int64)
-    n_re = 0
     queue = np.zeros(C, dtype=np.int64)
     entry = np.zeros(C, dtype=np.int64)
-    counter = 0
     capg_in = cap_in.copy()
     capg_out = cap_out.copy()
     (lcap, plist_in, cnt_in, plist_out, cnt_out, head, nxt, prv, pair,
@@ -1192,25 +1213,19 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
     qkey = np.empty(F)
     qheap = np.empty(F, dtype=np.int32)
     qwhere = np.full(F, -1, dtype=np.int32)
-    nq = 0
     tkey = np.empty(C)
     theap = np.empty(C, dtype=np.int64)
     twhere = np.full(C, -1, dtype=np.int64)
-    nt = 0
     # output
     bps = np.empty(1024)
     bps[0] = t0
-    kk = 0
     buf_i, buf_d, chunks_i, chunks_d = new_store()  # (flow, first bp, last bp; rate)
-    ns = 0
-    load_in = np.zeros(m)
-    load_out = np.zeros(m)
+    load_in, load_out = np.zeros(m), np.zeros(m)  # MADD's port loads
     vis = np.empty(F, dtype=np.int32)  # the list positions a recomputation's rate loop visits
     fin = np.empty(16, dtype=np.int64)
-    n_fin = 0
     t = t0
-    n_done = 0
-    n_events = 0
+    # the heaps' and lists' sizes, the breakpoint and segment counts, the event counts
+    n_dirty = n_re = counter = nq = nt = kk = ns = n_fin = n_done = n_events = 0
     n_full = n_visits = n_listed = 0  # counters: recomputations, cascade visits, flows listed
     n_headed = n_linked = 0  # counters: pair heads the greedy passes visited, flows linked
     full = False
@@ -1244,7 +1259,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
         # repair (the cascade, then the new coflows appended) ...
         cascade = n_fin > 0 and refill
         append = False
-        n_vis = 0
+        n_lst = n_heads = n_link = n_vis = 0
         if full:
             n_full += 1
             _refresh(t, nq, qheap, rem, x, tl)
@@ -1253,22 +1268,14 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                                 ptr, order, weight, release, width, cap_in, cap_out, live,
                                 live_end, queue, entry, priority, table, scalars, scratch,
                                 iscratch, stats, use_rank, rankfn, cbh, keyfn)
-            if kept and not madd and n_full > 1 and _order_kept(act, rank):
-                append = True
-            else:
+            append = kept and not madd and n_full > 1 and _order_kept(act, rank)
+            if not append:
                 cascade = False
-                cl, n_list, n_heads, n_link, n_vis = _list_step(
+                n_list, n_lst, n_heads, n_link, n_vis = _recompute(
                     act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head,
                     pair, finished, fin, n_fin, rank, moved, refill, n_full, lcap, plist_in,
-                    plist_out, cnt_in, cnt_out, hq, capg_in, capg_out, x, vis, not madd)
-                n_listed += n_list
-                n_headed += n_heads
-                n_linked += n_link
-                _madd(madd, cl, n_list, glist, src, dst, rem, r, load_in, load_out, capg_in,
-                      capg_out, cap_in, cap_out)
-                if madd:  # else the list build ran the greedy and chose the positions (vis)
-                    _greedy(n_heads, hq, qp, qx, capg_in, capg_out, cap_in, cap_out)
-                    n_vis = _all_positions(n_list, vis)
+                    plist_out, cnt_in, cnt_out, hq, capg_in, capg_out, x, vis, madd, rem, r,
+                    load_in, load_out, cap_in, cap_out)
             full = False
         if cascade:
             # ... the cascade: repair the greedy allocation after flow completions
@@ -1341,13 +1348,13 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                     dcap_out[d_] = 0.0
             _cascade_reset(n_tin, n_tout, ports, fin, n_fin, head, src, dst, pos, qp)
         if append:
-            n_list, n_add, n_heads, n_vis = _append_list(
+            n_list, n_lst, n_heads, n_link, n_vis = _append_list(
                 act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
                 finished, rank, n_list, lcap, plist_in, plist_out, cnt_in, cnt_out, nb_in,
                 nb_out, capg_in, capg_out, cap_in, cap_out, x, vis)
-            n_listed += n_add
-            n_headed += n_heads
-            n_linked += n_add
+        n_listed += n_lst
+        n_headed += n_heads
+        n_linked += n_link
         # ... and the rate changes they chose, in list order
         for q in vis[:n_vis]:
             f = glist[q]
