@@ -616,6 +616,37 @@ def _unlink(f, pr, prv, nxt, head, pair):
     head[f] = False
 
 
+@njit(cache=True, inline="always")
+def _link(g, src, dst, m, pos, pair, finished, nxt, prv, head):
+    """Link listed flow ``g`` into its pair's chain at its list position ``pos[g]``: ahead of
+    the pair's first flow it becomes the pair's head, else it goes after the last flow listed
+    before it.  Returns whether ``g`` is now the head."""
+    pr = src[g] * m + dst[g]
+    h = pair[pr, 2]
+    if h != -1 and finished[h]:
+        h = -1  # left by a list rebuilt after h finished: the pair has no listed flow
+    if h == -1 or pos[h] > pos[g]:
+        nxt[g] = h
+        prv[g] = -1
+        head[g] = True
+        pair[pr, 2] = g
+        if h != -1:
+            prv[h] = g
+            head[h] = False
+        return True
+    a = h
+    while nxt[a] != -1 and pos[nxt[a]] < pos[g]:
+        a = nxt[a]
+    b = nxt[a]
+    nxt[g] = b
+    prv[g] = a
+    nxt[a] = g
+    if b != -1:
+        prv[b] = g
+    head[g] = False
+    return False
+
+
 @njit(cache=True)
 def _relist(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, head, pair,
             finished, fin, n_fin, rank, moved, lcap, plist_in, plist_out, cnt_in, cnt_out, hq,
@@ -645,31 +676,8 @@ def _relist(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, prv, he
             continue
         moved[c] = False
         for i in range(ptr[c], live_end[c]):
-            g = live[i]
             n_linked += 1
-            pr = src[g] * m + dst[g]
-            h = pair[pr, 2]
-            if h != -1 and finished[h]:
-                h = -1  # left by a list rebuilt after h finished: the pair has no listed flow
-            if h == -1 or pos[h] > pos[g]:
-                nxt[g] = h
-                prv[g] = -1
-                head[g] = True
-                pair[pr, 2] = g
-                if h != -1:
-                    prv[h] = g
-                    head[h] = False
-            else:
-                a = h
-                while nxt[a] != -1 and pos[nxt[a]] < pos[g]:
-                    a = nxt[a]
-                b = nxt[a]
-                nxt[g] = b
-                prv[g] = a
-                nxt[a] = g
-                if b != -1:
-                    prv[b] = g
-                head[g] = False
+            _link(live[i], src, dst, m, pos, pair, finished, nxt, prv, head)
     cnt_in[:] = 0
     cnt_out[:] = 0
     use_in = np.zeros(m)
@@ -786,15 +794,8 @@ def _append_list(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, pr
                 glist[q] = g
                 pos[g] = q
                 s_, d_ = _new_row(q, g, src, dst, qp, qx)
-                pr = s_ * m + d_
-                h = pair[pr, 2]
-                if h != -1 and finished[h]:
-                    h = -1  # left by a list rebuilt after h finished: the pair has no listed flow
-                nxt[g] = -1
-                if h == -1:
-                    prv[g] = -1
-                    head[g] = True
-                    pair[pr, 2] = g
+                # last on the list, so last in its pair's chain, or the pair's new head
+                if _link(g, src, dst, m, pos, pair, finished, nxt, prv, head):
                     n_heads += 1
                     _enter_head(plist_in, cnt_in, qp, qx, 0, s_, lcap, q, capg_in[s_])
                     _enter_head(plist_out, cnt_out, qp, qx, 1, d_, lcap, q, capg_out[d_])
@@ -807,16 +808,7 @@ def _append_list(act, ptr, live, live_end, src, dst, glist, pos, qp, qx, nxt, pr
                         n_vis += 1
                     _compact_due(plist_in, cnt_in, nb_in, qp, 0, s_, lcap, m)
                     _compact_due(plist_out, cnt_out, nb_out, qp, 1, d_, lcap, m)
-                else:
-                    a = h
-                    while nxt[a] != -1:
-                        a = nxt[a]
-                    nxt[a] = g
-                    prv[g] = a
-                    head[g] = False
-                    if x[g] != 0.0:
-                        vis[n_vis] = q
-                        n_vis += 1
+                # a flow behind its pair's head gets 0, the rate it has (it was never listed)
     for j in range(act.size):
         rank[act[j]] = j
     return n_list, n_added, n_heads, n_added, n_vis
@@ -1268,7 +1260,7 @@ def _run(ptr, order, fc, src, dst, volume, release, weight, n_pred, succ_ptr, su
                                 ptr, order, weight, release, width, cap_in, cap_out, live,
                                 live_end, queue, entry, priority, table, scalars, scratch,
                                 iscratch, stats, use_rank, rankfn, cbh, keyfn)
-            append = kept and not madd and n_full > 1 and _order_kept(act, rank)
+            append = kept and n_full > 1 and _order_kept(act, rank)
             if not append:
                 cascade = False
                 n_list, n_lst, n_heads, n_link, n_vis = _recompute(
@@ -1462,8 +1454,8 @@ def fast_simulate(instance: Instance, policy: EnginePolicy, *, refill: bool = Tr
     # not converted copies: they are the big ones
     stream = StreamValidator(inst, check or Tolerance(), empty=check is None)
     # kept re-rankings are repaired, not recomputed, only where that gives the same floats:
-    # every port of one capacity (module docstring, "Kept re-rankings")
-    kept = bool(refill and keep and inst.fabric.is_uniform)
+    # every port of one capacity, no MADD (module docstring, "Kept re-rankings")
+    kept = bool(refill and keep and not policy.madd and inst.fabric.is_uniform)
     i64 = np.int64
     ctl = new_control(fluid_horizon(inst, t0), C, control)
     args = (arr(inst.coflow_flows_ptr, i64), readonly(inst.coflow_flow_order),

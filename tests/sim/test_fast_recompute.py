@@ -284,7 +284,27 @@ def test_a_departure_that_moves_no_one_is_repaired_by_the_cascade() -> None:
     assert got.meta["recompute_flows"] == 3 + 1
 
 
-def _same_schedule(a: co.ValidSchedule, b: co.ValidSchedule) -> None:
+def _both_ways(inst: Instance, name: str) -> dict[bool, co.RunResult]:
+    """``name`` on ``inst`` with the engine's kept re-rankings (``True``) and with every
+    re-ranking recomputed (``fast_simulate(keep=False)``), each schedule kept."""
+    import functools
+
+    import coflowopt.sim.drive as drive
+    import coflowopt.sim.fast as fast
+
+    orig = fast.fast_simulate
+    got = {}
+    for keep in (True, False):
+        f = functools.partial(orig, keep=keep)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(drive, "fast_simulate", f)
+            mp.setattr(fast, "fast_simulate", f)  # cofair imports it when it runs
+            got[keep] = co.run(inst, name, keep_schedule=True, seed=0)
+    return got
+
+
+def _same_schedule(got: dict[bool, co.RunResult]) -> None:
+    a, b = got[True].valid, got[False].valid
     assert a.schedule is not None and b.schedule is not None
     np.testing.assert_array_equal(metrics.cct(a), metrics.cct(b))
     for name, x in vars(a.schedule).items():
@@ -292,18 +312,13 @@ def _same_schedule(a: co.ValidSchedule, b: co.ValidSchedule) -> None:
             np.testing.assert_array_equal(x, getattr(b.schedule, name), err_msg=name)
 
 
-def test_kept_re_rankings_give_the_schedules_of_recomputations(monkeypatch) -> None:
+def test_kept_re_rankings_give_the_schedules_of_recomputations() -> None:
     # the second algorithm is the recomputation from scratch (keep=False): every rate change,
     # bit for bit, for the order-based policies on random one-capacity traces, DAG jobs
     # among them (a kept re-ranking then also follows a released successor)
-    import functools
-
-    import coflowopt.sim.drive as drive
-    import coflowopt.sim.fast as fast
     from coflowopt.workloads.dags import tpcds_like
     from coflowopt.workloads.synthetic import synthetic_trace
 
-    orig = fast.fast_simulate
     names = ["fifo", "scf", "ncf", "lcf", "sincronia", "aalo", "a-sebf", "cofair", "utopia"]
     cases = [(synthetic_trace(n_coflows=60, ports=12, seed=seed), names) for seed in range(3)]
     # the policies that take Starts-After edges (cofair and utopia: single-stage only)
@@ -312,13 +327,8 @@ def test_kept_re_rankings_give_the_schedules_of_recomputations(monkeypatch) -> N
     for inst, run_names in cases:
         assert inst.fabric.is_uniform
         for name in run_names:
-            got = {}
-            for keep in (True, False):
-                f = functools.partial(orig, keep=keep)
-                monkeypatch.setattr(drive, "fast_simulate", f)
-                monkeypatch.setattr(fast, "fast_simulate", f)
-                got[keep] = co.run(inst, name, keep_schedule=True, seed=0)
-            _same_schedule(got[True].valid, got[False].valid)
+            got = _both_ways(inst, name)
+            _same_schedule(got)
             if name == "fifo":  # every arrival appends: each flow listed once
                 assert got[True].counters["recompute_flows"] <= inst.n_flows
                 assert (got[False].counters["recompute_flows"]
@@ -330,17 +340,5 @@ def test_kept_re_rankings_give_the_schedules_of_recomputations(monkeypatch) -> N
 def test_kept_re_rankings_match_recomputations_on_tied_events(inst: Instance) -> None:
     # integer volumes on capacity 1: completions tie with each other and with arrivals (a
     # kept re-ranking then runs the cascade before it appends)
-    import functools
-
-    import coflowopt.sim.drive as drive
-    import coflowopt.sim.fast as fast
-
-    orig = fast.fast_simulate
     for name in ("fifo", "scf", "sincronia", "aalo"):
-        got = {}
-        for keep in (True, False):
-            f = functools.partial(orig, keep=keep)
-            with pytest.MonkeyPatch.context() as mp:
-                mp.setattr(drive, "fast_simulate", f)
-                got[keep] = co.run(inst, name, keep_schedule=True, seed=0)
-        _same_schedule(got[True].valid, got[False].valid)
+        _same_schedule(_both_ways(inst, name))
